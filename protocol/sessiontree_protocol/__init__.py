@@ -1,0 +1,1 @@
+"""Wire types of the sessiontree protocol (version 1)."""

@@ -1,0 +1,3 @@
+"""sessiontree: browse and steer coding-agent session trees."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from sessiontree.cli import main
+
+raise SystemExit(main())
