@@ -1,0 +1,62 @@
+"""The `sessiontree` command line.
+
+Each subcommand lives in its own module under `sessiontree.commands` with two functions,
+`register(subparsers)` and `run(args) -> int`, so that commands stay independent and the
+start-up of one does not import the others' dependencies (the daemon's pygls, for example).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Subcommand name -> module under sessiontree.commands. Order is the order of `--help`.
+COMMANDS: dict[str, str] = {
+    "ls": "ls",
+    "show": "show",
+    "tree": "tree",
+    "context": "context",
+    "doctor": "doctor",
+    "serve": "serve",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from sessiontree import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="sessiontree",
+        description="Browse and steer coding-agent session trees (pi, oh-my-pi, xcsh).",
+    )
+    parser.add_argument("--version", action="version", version=f"sessiontree {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module in COMMANDS.items():
+        try:
+            mod = importlib.import_module(f"sessiontree.commands.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"sessiontree.commands.{module}":
+                raise
+            continue
+        mod.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    mod = importlib.import_module(f"sessiontree.commands.{COMMANDS[args.command]}")
+    try:
+        return int(mod.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # `sessiontree tree | head` closes the pipe early; that is not an error.
+        try:
+            sys.stdout.close()
+        except Exception:
+            pass
+        return 0

@@ -1,0 +1,1 @@
+"""Subcommands of the `sessiontree` command line (one module each: register(), run())."""
