@@ -17,7 +17,6 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -138,8 +137,14 @@ def sc_appends(workdir: str) -> dict:
     mgr = SessionManager.create(workdir, session_dir=workdir)
     mgr.append_message({"role": "user", "content": "hello", "timestamp": 1})
     mgr.append_message(
-        {"role": "assistant", "content": [{"type": "text", "text": "hi"}], "provider": "p", "model": "m",
-         "stopReason": "stop", "timestamp": 2}
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "hi"}],
+            "provider": "p",
+            "model": "m",
+            "stopReason": "stop",
+            "timestamp": 2,
+        }
     )
     mgr.flush()
     msg = {"role": "user", "content": [{"type": "text", "text": "x" * 300}], "timestamp": 3}
@@ -169,7 +174,9 @@ def sc_daemon(path: str, agent_dir: str) -> dict:
         t, opened = timed(lambda: client.request("session/open", {"path": path}))
         out["rt_open"] = t
         h = opened["session"]
-        out["rt_view"], _ = timed(lambda: client.request("session/view", {"session": h, "limit": 200}), repeat=3)
+        out["rt_view"], _ = timed(
+            lambda: client.request("session/view", {"session": h, "limit": 200}), repeat=3
+        )
         out["rt_context"], _ = timed(lambda: client.request("session/context", {"session": h}), repeat=3)
         out["rt_tree"], _ = timed(lambda: client.request("session/tree", {"session": h}))
         out["daemon_hwm_mb"] = vm_hwm_mb(client.pid)
@@ -267,8 +274,11 @@ def main() -> int:
             fig.update(child("daemon", str(copy), str(agent), env=env))
         rows.append((n, fig))
         shutil.rmtree(work, ignore_errors=True)
-        print(f"{n} entries: " + json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in fig.items()}),
-              flush=True)
+        print(
+            f"{n} entries: "
+            + json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in fig.items()}),
+            flush=True,
+        )
 
     work = Path(tempfile.mkdtemp(prefix="st-bench-"))
     app = child("appends", str(work), env=env)
@@ -311,7 +321,11 @@ def render(rows: list[tuple[int, dict]], app: dict, lst: dict) -> list[str]:
         ("rt_context", "daemon round trip session/context", None),
         ("rt_tree", "daemon round trip session/tree", None),
     ]
-    header = "| figure | target (100k) | " + " | ".join(f"{n:,} entries ({f['size_mb']:.0f} MB)" for n, f in rows) + " |"
+    header = (
+        "| figure | target (100k) | "
+        + " | ".join(f"{n:,} entries ({f['size_mb']:.0f} MB)" for n, f in rows)
+        + " |"
+    )
     out += [header, "|---|---|" + "---|" * len(rows)]
     for key, label, tkey in keys:
         cells = []
@@ -329,7 +343,9 @@ def render(rows: list[tuple[int, dict]], app: dict, lst: dict) -> list[str]:
         mem.append(f"{f.get('open_hwm_mb', float('nan')):.0f} MB")
     out.append("| peak memory after open (VmHWM, library process) | | " + " | ".join(mem) + " |")
     dm = [f"{f['daemon_hwm_mb']:.0f} MB" if "daemon_hwm_mb" in f else "-" for _, f in rows]
-    out.append("| peak memory of the daemon with the session open (VmHWM) | <= 350 MB | " + " | ".join(dm) + " |")
+    out.append(
+        "| peak memory of the daemon with the session open (VmHWM) | <= 350 MB | " + " | ".join(dm) + " |"
+    )
     out += [
         "",
         "| figure | target | measured |",
