@@ -1,0 +1,3 @@
+from sessiontree_protocol.schema import main
+
+raise SystemExit(main())
