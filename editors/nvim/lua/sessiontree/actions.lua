@@ -1,0 +1,405 @@
+---@mod sessiontree.actions Named actions of the sidebar
+---
+--- Each action takes the sidebar state (see |sessiontree.view|). The `keymaps` option maps
+--- keys to these names; `:help sessiontree-actions` lists them.
+
+local M = {}
+
+local FILTERS = { "default", "no-tools", "user-only", "labeled-only", "all" }
+
+-- Lazily required: config.lua validates keymaps against this module.
+local function client()
+  return require("sessiontree.client")
+end
+local function view()
+  return require("sessiontree.view")
+end
+
+local function notify_err(err, what)
+  vim.notify(("sessiontree: %s failed: %s"):format(what, client().format_error(err)), vim.log.levels.ERROR)
+end
+
+local function row_or_warn(state)
+  local row = view().current_row(state)
+  if not row then
+    vim.notify("sessiontree: no entry under the cursor", vim.log.levels.WARN)
+  end
+  return row
+end
+
+--- Short descriptions (help popup and keymap `desc`).
+M.descriptions = {
+  navigate = "Navigate here: move the leaf to this entry (optional branch summary)",
+  label_set = "Set the label of this entry",
+  label_clear = "Clear the label of this entry",
+  filter_next = "Next filter mode",
+  filter_prev = "Previous filter mode",
+  filter_default = "Filter: default",
+  filter_no_tools = "Filter: no-tools",
+  filter_user_only = "Filter: user-only",
+  filter_labeled_only = "Filter: labeled-only",
+  filter_all = "Filter: all",
+  search = "Search (empty clears)",
+  search_clear = "Clear the search",
+  branch = "Branch to a new session from this user message",
+  preview = "Preview the entry as stored (JSON)",
+  context = "Show what the model sees from this entry",
+  jump_leaf = "Put the cursor on the leaf",
+  refresh = "Refresh",
+  close = "Close the sidebar",
+  help = "Show the keymaps",
+}
+
+--- Move the leaf to the entry under the cursor (the /tree flow: `session/navigate`).
+function M.navigate(state)
+  local row = row_or_warn(state)
+  if not row then
+    return
+  end
+  local function go(summary)
+    local params = { session = state.session, targetId = row.id }
+    if summary and summary ~= "" then
+      params.summarize = true
+      params.summary = summary
+    end
+    client().request(client().methods.navigate, params, function(err, result)
+      if err then
+        return notify_err(err, "navigate")
+      end
+      if result and result.cancelled then
+        return
+      end
+      if result and type(result.editorText) == "string" and result.editorText ~= "" then
+        state.editor_text = result.editorText
+        vim.notify("sessiontree: editor text: " .. result.editorText, vim.log.levels.INFO)
+      end
+      view().reload(state, { keep_id = row.id })
+    end)
+  end
+  if require("sessiontree.config").get().navigate.prompt_summary then
+    vim.ui.input({ prompt = "Branch summary (empty: none): " }, function(input)
+      if input == nil then
+        return -- cancelled with <Esc>
+      end
+      go(input)
+    end)
+  else
+    go(nil)
+  end
+end
+
+local function set_label(state, row, label)
+  local params = { session = state.session, targetId = row.id }
+  if label and label ~= "" then
+    params.label = label
+  end
+  client().request(client().methods.set_label, params, function(err)
+    if err then
+      return notify_err(err, "setLabel")
+    end
+    view().reload(state, { keep_id = row.id })
+  end)
+end
+
+function M.label_set(state)
+  local row = row_or_warn(state)
+  if not row then
+    return
+  end
+  vim.ui.input({ prompt = "Label: ", default = row.label or "" }, function(input)
+    if input == nil then
+      return
+    end
+    set_label(state, row, input)
+  end)
+end
+
+function M.label_clear(state)
+  local row = row_or_warn(state)
+  if row then
+    set_label(state, row, nil)
+  end
+end
+
+--- Switch to a filter mode and redraw, keeping the cursor on the same entry when shown.
+function M.set_filter(state, filter)
+  state.filter = filter
+  view().reload(state)
+end
+
+local function cycle(state, step)
+  local i = 1
+  for k, f in ipairs(FILTERS) do
+    if f == state.filter then
+      i = k
+    end
+  end
+  M.set_filter(state, FILTERS[(i - 1 + step) % #FILTERS + 1])
+end
+
+function M.filter_next(state)
+  cycle(state, 1)
+end
+function M.filter_prev(state)
+  cycle(state, -1)
+end
+function M.filter_default(state)
+  M.set_filter(state, "default")
+end
+function M.filter_no_tools(state)
+  M.set_filter(state, "no-tools")
+end
+function M.filter_user_only(state)
+  M.set_filter(state, "user-only")
+end
+function M.filter_labeled_only(state)
+  M.set_filter(state, "labeled-only")
+end
+function M.filter_all(state)
+  M.set_filter(state, "all")
+end
+
+function M.search(state)
+  vim.ui.input({ prompt = "Search: ", default = state.search or "" }, function(input)
+    if input == nil then
+      return
+    end
+    state.search = input ~= "" and input or nil
+    view().reload(state)
+  end)
+end
+
+function M.search_clear(state)
+  if state.search then
+    state.search = nil
+    view().reload(state)
+  end
+end
+
+--- The /branch flow: a new session file holding the path up to this user message.
+function M.branch(state)
+  local row = row_or_warn(state)
+  if not row then
+    return
+  end
+  if not (row.type == "message" and row.role == "user") then
+    vim.notify("sessiontree: branch needs a user message under the cursor", vim.log.levels.WARN)
+    return
+  end
+  client().request(
+    client().methods.branch_to_new_session,
+    { session = state.session, entryId = row.id },
+    function(err, result)
+      if err then
+        return notify_err(err, "branchToNewSession")
+      end
+      local target = result.session
+      local function shown(open_result)
+        local s = view().show(open_result)
+        s.editor_text = result.selectedText
+        if result.selectedText and result.selectedText ~= "" then
+          vim.notify("sessiontree: new session; editor text: " .. result.selectedText, vim.log.levels.INFO)
+        end
+      end
+      if result.path then
+        client().request(client().methods.open, { path = result.path }, function(e2, opened)
+          if e2 then
+            return notify_err(e2, "open")
+          end
+          shown(opened)
+        end)
+      elseif target then
+        shown({ session = target, header = {} })
+      end
+    end
+  )
+end
+
+-- A compact pretty printer: vim.json.encode has no indentation before 0.12.
+local function pretty(v, indent)
+  indent = indent or ""
+  local t = type(v)
+  if v == vim.NIL or v == nil then
+    return "null"
+  elseif t == "table" then
+    local inner = indent .. "  "
+    if vim.tbl_isempty(v) then
+      return vim.islist(v) and getmetatable(v) ~= vim._empty_dict_mt and "[]" or "{}"
+    end
+    local parts = {}
+    if vim.islist(v) then
+      for _, x in ipairs(v) do
+        table.insert(parts, inner .. pretty(x, inner))
+      end
+      return "[\n" .. table.concat(parts, ",\n") .. "\n" .. indent .. "]"
+    end
+    local keys = vim.tbl_keys(v)
+    table.sort(keys, function(a, b)
+      -- the base fields first, like the file
+      local order = { type = 1, id = 2, parentId = 3, timestamp = 4 }
+      local oa, ob = order[a] or 9, order[b] or 9
+      if oa ~= ob then
+        return oa < ob
+      end
+      return tostring(a) < tostring(b)
+    end)
+    for _, k in ipairs(keys) do
+      table.insert(parts, inner .. vim.json.encode(tostring(k)) .. ": " .. pretty(v[k], inner))
+    end
+    return "{\n" .. table.concat(parts, ",\n") .. "\n" .. indent .. "}"
+  end
+  return vim.json.encode(v)
+end
+M.pretty = pretty
+
+local function show_scratch(name, lines, filetype, style)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = filetype
+  pcall(vim.api.nvim_buf_set_name, buf, name)
+  local win
+  if style == "float" then
+    local width = math.min(math.max(40, math.floor(vim.o.columns * 0.6)), vim.o.columns - 4)
+    local height = math.min(#lines, math.max(5, math.floor(vim.o.lines * 0.6)))
+    win = vim.api.nvim_open_win(buf, true, {
+      relative = "editor",
+      width = width,
+      height = height,
+      row = math.floor((vim.o.lines - height) / 2),
+      col = math.floor((vim.o.columns - width) / 2),
+      style = "minimal",
+      border = "rounded",
+      title = " " .. name .. " ",
+    })
+  else
+    vim.cmd("botright split")
+    win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(win, buf)
+  end
+  vim.keymap.set("n", "q", function()
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_close(win, true)
+    end
+  end, { buffer = buf, nowait = true, desc = "Close" })
+  return buf, win
+end
+M.show_scratch = show_scratch
+
+--- The entry under the cursor exactly as stored, in a float (or split) as JSON.
+function M.preview(state)
+  local row = row_or_warn(state)
+  if not row then
+    return
+  end
+  client().request(client().methods.entry, { session = state.session, id = row.id }, function(err, result)
+    if err then
+      return notify_err(err, "entry")
+    end
+    local lines = vim.split(pretty(result.entry), "\n", { plain = true })
+    local style = require("sessiontree.config").get().preview.style
+    state.preview_buf = show_scratch("sessiontree-entry-" .. row.id, lines, "json", style)
+  end)
+end
+
+local function block_text(block)
+  if type(block) ~= "table" then
+    return { tostring(block) }
+  end
+  if block.type == "text" then
+    return vim.split(block.text or "", "\n", { plain = true })
+  elseif block.type == "thinking" then
+    return { "(thinking) " .. (block.thinking or ""):gsub("\n", " ") }
+  elseif block.type == "toolCall" then
+    return { ("(tool call %s) %s"):format(block.name or "?", vim.json.encode(block.arguments or vim.empty_dict())) }
+  elseif block.type == "image" then
+    return { "(image " .. (block.mimeType or "") .. ")" }
+  end
+  return { vim.json.encode(block) }
+end
+
+--- Lines showing the messages the model would receive (`llmMessages`) and the state.
+function M.context_lines(ctx, from_id)
+  local lines = { "# Context from " .. (from_id or "the leaf") }
+  local models = ctx.models and vim.json.encode(ctx.models) or "{}"
+  table.insert(lines, ("thinking: %s   models: %s   mode: %s"):format(
+    tostring(ctx.thinkingLevel ~= vim.NIL and ctx.thinkingLevel or "off"),
+    models,
+    tostring(ctx.mode or "none")
+  ))
+  local messages = ctx.llmMessages or ctx.messages or {}
+  table.insert(lines, ("%d messages"):format(#messages))
+  for i, m in ipairs(messages) do
+    table.insert(lines, "")
+    table.insert(lines, ("## %d. %s"):format(i, m.role or "?"))
+    local content = m.content
+    if type(content) == "string" then
+      vim.list_extend(lines, vim.split(content, "\n", { plain = true }))
+    elseif type(content) == "table" then
+      for _, b in ipairs(content) do
+        vim.list_extend(lines, block_text(b))
+      end
+    end
+  end
+  return lines
+end
+
+--- What the model sees from the entry under the cursor (`session/context` with `llm`).
+function M.context(state)
+  local row = row_or_warn(state)
+  if not row then
+    return
+  end
+  require("sessiontree").context({ state = state, leaf_id = row.id })
+end
+
+function M.jump_leaf(state)
+  if state.selected_index and view().focus_id(state, state.leaf_id or "") then
+    return
+  end
+  view().reload(state, { to_selected = true })
+end
+
+function M.refresh(state)
+  view().reload(state)
+end
+
+function M.close(state)
+  view().close(state.tab)
+end
+
+function M.help(state)
+  local keymaps = require("sessiontree.config").get().keymaps
+  local keys = vim.tbl_keys(keymaps)
+  table.sort(keys)
+  local lines = { "sessiontree keymaps (q closes)", "" }
+  for _, key in ipairs(keys) do
+    local action = keymaps[key]
+    if action then
+      local name = type(action) == "string" and action or "(function)"
+      table.insert(lines, ("%-8s %-20s %s"):format(key, name, M.descriptions[name] or ""))
+    end
+  end
+  state.help_buf = show_scratch("sessiontree-help", lines, "sessiontreehelp", "float")
+end
+
+--- Set the buffer-local keymaps of a sidebar buffer from the `keymaps` option.
+function M.attach(buf)
+  local keymaps = require("sessiontree.config").get().keymaps
+  for key, action in pairs(keymaps) do
+    if action then
+      local fn = type(action) == "function" and action or M[action]
+      local desc = type(action) == "string" and ("sessiontree: " .. (M.descriptions[action] or action))
+        or "sessiontree: custom action"
+      vim.keymap.set("n", key, function()
+        local state = view().from_buf(buf)
+        if state then
+          fn(state)
+        end
+      end, { buffer = buf, nowait = true, silent = true, desc = desc })
+    end
+  end
+end
+
+return M

@@ -1,0 +1,234 @@
+---@mod sessiontree The session tree of a coding agent in a sidebar
+---
+--- Public API (also `:SessionTree {subcommand}`):
+---   setup(opts)            store options (nothing starts)
+---   toggle()               sidebar for the most recent session of the cwd
+---   open(path)             sidebar for a session file
+---   sessions(opts)         pick a session of the cwd (opts.all: of every project)
+---   context(opts)          what the model sees from the entry under the cursor
+---   close(), refresh()
+
+local config = require("sessiontree.config")
+
+local M = {}
+
+--- Store options. Raises a clear error for a bad option; starts nothing.
+---@param opts? table
+function M.setup(opts)
+  config.set(opts)
+end
+
+local function client()
+  return require("sessiontree.client")
+end
+local function view()
+  local v = require("sessiontree.view")
+  v.subscribe()
+  return v
+end
+
+local function notify_err(err, what)
+  vim.notify(("sessiontree: %s failed: %s"):format(what, client().format_error(err)), vim.log.levels.ERROR)
+end
+
+local function opened(result, opts)
+  if result.recovered then
+    local r = result.recovered
+    vim.notify(
+      ("sessiontree: the file had %d unreadable line(s)%s; they were skipped%s"):format(
+        r.skippedLines or 0,
+        r.tornTail and " and a torn last line" or "",
+        r.quarantinedCopy and (", a copy is at " .. r.quarantinedCopy) or ""
+      ),
+      vim.log.levels.WARN
+    )
+  end
+  return view().show(result, opts)
+end
+
+--- Open a session file in the sidebar of this tab page.
+---@param path string
+---@param opts? {focus?: boolean, on_open?: fun(state)}
+function M.open(path, opts)
+  opts = opts or {}
+  if not path or path == "" then
+    vim.notify("sessiontree: :SessionTree open needs a file", vim.log.levels.ERROR)
+    return
+  end
+  path = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
+  client().request(client().methods.open, { path = path }, function(err, result)
+    if err then
+      return notify_err(err, "open " .. path)
+    end
+    local state = opened(result, opts)
+    if opts.on_open then
+      opts.on_open(state)
+    end
+  end)
+end
+
+--- Open the sidebar on the most recent session of the cwd, or close it when shown.
+--- Looking creates no file: without a session for the cwd, it says so.
+function M.toggle(opts)
+  opts = opts or {}
+  local v = view()
+  if v.is_open() then
+    return v.close()
+  end
+  if v.reopen() then
+    return
+  end
+  local cwd = vim.fn.getcwd()
+  client().request(client().methods.recent, { cwd = cwd, limit = 1 }, function(err, result)
+    if err then
+      return notify_err(err, "recent")
+    end
+    local first = result and result.sessions and result.sessions[1]
+    if not first then
+      vim.notify(
+        "sessiontree: no session for " .. cwd .. " (:SessionTree sessions lists them, :SessionTree open {file} opens one)",
+        vim.log.levels.WARN
+      )
+      return
+    end
+    M.open(first.path, opts)
+  end)
+end
+
+--- Pick a session with vim.ui.select (from `session/list`) and open it.
+---@param opts? {all?: boolean}
+function M.sessions(opts)
+  opts = opts or {}
+  local params = { cwd = vim.fn.getcwd() }
+  if opts.all then
+    params.all = true
+  end
+  client().request(client().methods.list, params, function(err, result)
+    if err then
+      return notify_err(err, "list")
+    end
+    local sessions = result.sessions or {}
+    if #sessions == 0 then
+      vim.notify("sessiontree: no sessions for " .. params.cwd, vim.log.levels.WARN)
+      return
+    end
+    vim.ui.select(sessions, {
+      prompt = "Session",
+      kind = "sessiontree_session",
+      format_item = function(s)
+        local title = (s.title and s.title ~= vim.NIL and s.title ~= "") and s.title or (s.firstMessage or "")
+        title = title:gsub("%s+", " ")
+        return ("%s  %s  (%d messages)"):format((s.modified or ""):sub(1, 16), title:sub(1, 80), s.messageCount or 0)
+      end,
+    }, function(choice)
+      if choice then
+        M.open(choice.path)
+      end
+    end)
+  end)
+end
+
+--- Show the context the model sees from an entry, in a scratch split.
+---@param opts? {state?: table, leaf_id?: string, on_show?: fun(buf: integer)}
+function M.context(opts)
+  opts = opts or {}
+  local v = view()
+  local state = opts.state or v.get()
+  if not state then
+    vim.notify("sessiontree: no session shown in this tab page", vim.log.levels.WARN)
+    return
+  end
+  local leaf_id = opts.leaf_id
+  if not leaf_id then
+    local row = v.current_row(state)
+    leaf_id = row and row.id
+  end
+  local params = { session = state.session, llm = true }
+  if leaf_id then
+    params.leafId = leaf_id
+  end
+  client().request(client().methods.context, params, function(err, ctx)
+    if err then
+      return notify_err(err, "context")
+    end
+    local actions = require("sessiontree.actions")
+    local lines = actions.context_lines(ctx, leaf_id)
+    local buf = actions.show_scratch("sessiontree-context-" .. (leaf_id or "leaf"), lines, "markdown", "split")
+    state.context_buf = buf
+    if opts.on_show then
+      opts.on_show(buf)
+    end
+  end)
+end
+
+function M.close()
+  view().close()
+end
+
+function M.refresh()
+  local state = view().get()
+  if state then
+    view().reload(state)
+  end
+end
+
+M.subcommands = {
+  toggle = function()
+    M.toggle()
+  end,
+  open = function(args)
+    M.open(args[1])
+  end,
+  sessions = function(args)
+    M.sessions({ all = args[1] == "all" })
+  end,
+  context = function()
+    M.context()
+  end,
+  close = function()
+    M.close()
+  end,
+  refresh = function()
+    M.refresh()
+  end,
+}
+
+--- The :SessionTree command.
+function M.command(info)
+  local args = info.fargs
+  local sub = table.remove(args, 1) or "toggle"
+  local fn = M.subcommands[sub]
+  if not fn then
+    vim.notify(
+      ("sessiontree: unknown subcommand %q (one of: %s)"):format(
+        sub,
+        table.concat(vim.tbl_keys(M.subcommands), ", ")
+      ),
+      vim.log.levels.ERROR
+    )
+    return
+  end
+  fn(args)
+end
+
+--- Completion of :SessionTree.
+function M.complete(arglead, cmdline)
+  local words = vim.split(cmdline:sub(1, #cmdline), "%s+", { trimempty = false })
+  if #words <= 2 then
+    local names = vim.tbl_keys(M.subcommands)
+    table.sort(names)
+    return vim.tbl_filter(function(n)
+      return n:find(arglead, 1, true) == 1
+    end, names)
+  end
+  if words[2] == "open" then
+    return vim.fn.getcompletion(arglead, "file")
+  elseif words[2] == "sessions" then
+    return vim.tbl_filter(function(n)
+      return n:find(arglead, 1, true) == 1
+    end, { "all" })
+  end
+  return {}
+end
+
+return M

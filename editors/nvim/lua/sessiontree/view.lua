@@ -1,0 +1,578 @@
+---@mod sessiontree.view The sidebar: a scratch buffer rendering `session/view` rows
+---
+--- One sidebar per tab page. Its buffer holds a window of the rows (`first` is the offset
+--- of `rows[1]` in the whole list): the window grows page by page as the cursor nears
+--- either end, and is fetched again when the daemon reports a change.
+
+local client = require("sessiontree.client")
+local config = require("sessiontree.config")
+local hl = require("sessiontree.highlight")
+
+local M = {}
+
+local FOOTER = {
+  ["default"] = "",
+  ["no-tools"] = " [no-tools]",
+  ["user-only"] = " [user]",
+  ["labeled-only"] = " [labeled]",
+  ["all"] = " [all]",
+}
+M.FOOTER = FOOTER
+
+---@class sessiontree.State
+---@field tab integer
+---@field buf integer
+---@field win integer|nil
+---@field session string handle from the daemon
+---@field path string|nil
+---@field title string
+---@field filter string
+---@field search string|nil
+---@field rows table[] loaded rows
+---@field first integer offset of rows[1] in the full list (0-based)
+---@field total integer
+---@field leaf_id string|nil
+---@field selected_index integer|nil
+---@field gen integer bumped on every reload; stale answers are dropped
+---@field renders integer bumped after every render (tests and statuslines can watch it)
+---@field loading boolean
+
+---@type table<integer, sessiontree.State>
+local states = {}
+
+--- The sidebar state of a tab page (default: the current one).
+---@return sessiontree.State|nil
+function M.get(tab)
+  return states[tab or vim.api.nvim_get_current_tabpage()]
+end
+
+--- The sidebar state that owns a buffer.
+---@return sessiontree.State|nil
+function M.from_buf(buf)
+  buf = buf or vim.api.nvim_get_current_buf()
+  for _, s in pairs(states) do
+    if s.buf == buf then
+      return s
+    end
+  end
+end
+
+--- Every open sidebar (all tab pages).
+function M.all()
+  return vim.tbl_values(states)
+end
+
+--- The full line the sidebar draws for a row (PROTOCOL.md, "Row").
+---@param row table
+---@return string
+function M.line(row)
+  local s = row.prefix or ""
+  if row.onActivePath then
+    s = s .. "• "
+  end
+  if row.label and row.label ~= "" then
+    s = s .. "[" .. row.label .. "] "
+  end
+  return s .. (row.text or "")
+end
+
+local function win_valid(state)
+  return state.win and vim.api.nvim_win_is_valid(state.win) and vim.api.nvim_win_get_buf(state.win) == state.buf
+end
+M.win_valid = win_valid
+
+--- The row under the cursor, its global index (0-based) and buffer line.
+---@return table|nil row, integer|nil index, integer|nil line
+function M.current_row(state)
+  if not win_valid(state) then
+    return nil
+  end
+  local line = vim.api.nvim_win_get_cursor(state.win)[1]
+  local row = state.rows[line]
+  if not row then
+    return nil
+  end
+  return row, state.first + line - 1, line
+end
+
+local function is_leaf_row(state, row, index)
+  if row.isLeaf or (state.leaf_id ~= nil and row.id == state.leaf_id) then
+    return true
+  end
+  -- the leaf is hidden (e.g. a label entry): mark its nearest visible ancestor
+  return index == state.selected_index and row.onActivePath and not state.leaf_visible
+end
+
+local function highlight_row(state, row, index, lnum)
+  local buf = state.buf
+  local ns = hl.ns
+  local col = 0
+  local function mark(len, group)
+    if len > 0 then
+      vim.api.nvim_buf_set_extmark(buf, ns, lnum, col, { end_col = col + len, hl_group = group })
+    end
+    col = col + len
+  end
+  mark(#(row.prefix or ""), "SessionTreeGuide")
+  if row.onActivePath then
+    mark(#"• ", "SessionTreeActive")
+  end
+  if row.label and row.label ~= "" then
+    mark(#row.label + 3, "SessionTreeLabel")
+  end
+  mark(#(row.text or ""), hl.text_group(row))
+  if is_leaf_row(state, row, index) then
+    vim.api.nvim_buf_set_extmark(buf, ns, lnum, 0, {
+      line_hl_group = "SessionTreeLeafLine",
+      virt_text = { { " ◀ leaf", "SessionTreeLeaf" } },
+      virt_text_pos = "eol",
+    })
+  end
+end
+
+local function set_lines(state, start, stop, lines)
+  vim.bo[state.buf].modifiable = true
+  vim.api.nvim_buf_set_lines(state.buf, start, stop, false, lines)
+  vim.bo[state.buf].modifiable = false
+end
+
+local function update_winbar(state)
+  if not win_valid(state) then
+    return
+  end
+  if not config.get().sidebar.winbar then
+    vim.wo[state.win].winbar = ""
+    return
+  end
+  local function esc(s)
+    return (s:gsub("%%", "%%%%"))
+  end
+  local parts = { "%#SessionTreeFooter# " .. esc(state.title) }
+  local suffix = FOOTER[state.filter] or (" [" .. state.filter .. "]")
+  if suffix ~= "" then
+    table.insert(parts, "%#SessionTreeFilter#" .. esc(suffix))
+  end
+  if state.search and state.search ~= "" then
+    table.insert(parts, "%#SessionTreeSearch# /" .. esc(state.search) .. "/")
+  end
+  table.insert(parts, "%#SessionTreeFooter#%=" .. state.total .. " rows ")
+  vim.wo[state.win].winbar = table.concat(parts, "")
+end
+
+--- The text of the footer (filter suffix, search, count), without highlight codes.
+function M.footer(state)
+  local s = state.title .. (FOOTER[state.filter] or "")
+  if state.search and state.search ~= "" then
+    s = s .. " /" .. state.search .. "/"
+  end
+  return s .. " " .. state.total .. " rows"
+end
+
+local function reindex(state)
+  state.leaf_visible = false
+  for _, row in ipairs(state.rows) do
+    if row.isLeaf or (state.leaf_id ~= nil and row.id == state.leaf_id) then
+      state.leaf_visible = true
+      break
+    end
+  end
+end
+
+--- Draw all loaded rows.
+function M.render(state)
+  if not vim.api.nvim_buf_is_valid(state.buf) then
+    return
+  end
+  reindex(state)
+  local lines = {}
+  for i, row in ipairs(state.rows) do
+    lines[i] = M.line(row)
+  end
+  if #lines == 0 then
+    lines = { state.search and "(no rows match /" .. state.search .. "/)" or "(no rows)" }
+  end
+  set_lines(state, 0, -1, lines)
+  vim.api.nvim_buf_clear_namespace(state.buf, hl.ns, 0, -1)
+  for i, row in ipairs(state.rows) do
+    highlight_row(state, row, state.first + i - 1, i - 1)
+  end
+  update_winbar(state)
+  state.renders = state.renders + 1
+end
+
+local function set_cursor_line(state, line)
+  if win_valid(state) and #state.rows > 0 then
+    line = math.max(1, math.min(line, #state.rows))
+    vim.api.nvim_win_set_cursor(state.win, { line, 0 })
+  end
+end
+
+--- Put the cursor on the row with this id when it is loaded. Returns true when it was.
+function M.focus_id(state, id)
+  for i, row in ipairs(state.rows) do
+    if row.id == id then
+      set_cursor_line(state, i)
+      return true
+    end
+  end
+  return false
+end
+
+local function view_params(state, offset, limit)
+  local p = { session = state.session, filter = state.filter, offset = offset, limit = limit }
+  if state.search and state.search ~= "" then
+    p.search = state.search
+  end
+  return p
+end
+
+local function report(err, what)
+  vim.notify(("sessiontree: %s failed: %s"):format(what, client.format_error(err)), vim.log.levels.ERROR)
+end
+
+local function accept(state, result, offset)
+  state.rows = result.rows or {}
+  state.first = offset
+  state.total = result.total or #state.rows
+  state.leaf_id = result.leafId ~= vim.NIL and result.leafId or nil
+  state.selected_index = result.selectedIndex
+end
+
+--- Fetch the rows again (after a change, a filter or a search) and redraw.
+--- opts.keep_id: keep the cursor on this entry when it is still shown (default: the row
+--- under the cursor); opts.to_selected: put the cursor on the leaf row instead.
+---@param state sessiontree.State
+---@param opts? {keep_id?: string, to_selected?: boolean, on_done?: fun()}
+function M.reload(state, opts)
+  opts = opts or {}
+  local page = config.get().sidebar.page_size
+  state.gen = state.gen + 1
+  local gen = state.gen
+  local offset, limit = 0, page
+  if not opts.to_selected and #state.rows > 0 then
+    offset, limit = state.first, math.max(page, #state.rows)
+  end
+  state.loading = true
+  local function done()
+    state.loading = false
+    if opts.on_done then
+      opts.on_done()
+    end
+  end
+  client.request(client.methods.view, view_params(state, offset, limit), function(err, result)
+    if gen ~= state.gen or not vim.api.nvim_buf_is_valid(state.buf) then
+      return
+    end
+    if err then
+      state.loading = false
+      return report(err, "session/view")
+    end
+    local keep = opts.keep_id
+    if keep == nil and not opts.to_selected then
+      local row = M.current_row(state)
+      keep = row and row.id
+    end
+    accept(state, result, offset)
+    local sel = state.selected_index
+    local loaded = function(i)
+      return i ~= nil and i >= state.first and i < state.first + #state.rows
+    end
+    local found = false
+    if keep then
+      for _, row in ipairs(state.rows) do
+        if row.id == keep then
+          found = true
+          break
+        end
+      end
+    end
+    if found or loaded(sel) or sel == nil or state.total == 0 then
+      M.render(state)
+      if found then
+        M.focus_id(state, keep)
+      elseif sel ~= nil then
+        set_cursor_line(state, sel - state.first + 1)
+      end
+      return done()
+    end
+    -- the row to show is outside the loaded window: fetch a window around it
+    local around = math.max(0, math.min(sel - math.floor(page / 2), state.total - page))
+    client.request(client.methods.view, view_params(state, around, page), function(err2, result2)
+      if gen ~= state.gen or not vim.api.nvim_buf_is_valid(state.buf) then
+        return
+      end
+      if err2 then
+        state.loading = false
+        return report(err2, "session/view")
+      end
+      accept(state, result2, around)
+      M.render(state)
+      if state.selected_index then
+        set_cursor_line(state, state.selected_index - state.first + 1)
+      end
+      done()
+    end)
+  end)
+end
+
+--- Load the next (direction 1) or previous (-1) page when the cursor nears that end.
+function M.maybe_page(state)
+  if state.loading or not win_valid(state) or #state.rows == 0 then
+    return
+  end
+  local page = config.get().sidebar.page_size
+  local line = vim.api.nvim_win_get_cursor(state.win)[1]
+  local margin = math.max(10, vim.api.nvim_win_get_height(state.win))
+  local gen = state.gen
+  if line > #state.rows - margin and state.first + #state.rows < state.total then
+    local offset = state.first + #state.rows
+    state.loading = true
+    client.request(client.methods.view, view_params(state, offset, page), function(err, result)
+      state.loading = false
+      if gen ~= state.gen or not vim.api.nvim_buf_is_valid(state.buf) then
+        return
+      end
+      if err then
+        return report(err, "session/view")
+      end
+      local new = result.rows or {}
+      local base = #state.rows
+      state.total = result.total or state.total
+      local lines = {}
+      for i, row in ipairs(new) do
+        state.rows[base + i] = row
+        lines[i] = M.line(row)
+      end
+      set_lines(state, base, base, lines)
+      for i, row in ipairs(new) do
+        highlight_row(state, row, state.first + base + i - 1, base + i - 1)
+      end
+      update_winbar(state)
+      state.renders = state.renders + 1
+    end)
+  elseif line <= margin and state.first > 0 then
+    local offset = math.max(0, state.first - page)
+    local limit = state.first - offset
+    state.loading = true
+    client.request(client.methods.view, view_params(state, offset, limit), function(err, result)
+      state.loading = false
+      if gen ~= state.gen or not vim.api.nvim_buf_is_valid(state.buf) then
+        return
+      end
+      if err then
+        return report(err, "session/view")
+      end
+      local new = result.rows or {}
+      local lines = {}
+      for i, row in ipairs(new) do
+        lines[i] = M.line(row)
+      end
+      local cursor = win_valid(state) and vim.api.nvim_win_get_cursor(state.win)
+      set_lines(state, 0, 0, lines)
+      local rows = vim.list_extend(vim.list_extend({}, new), state.rows)
+      state.rows = rows
+      state.first = offset
+      state.total = result.total or state.total
+      for i, row in ipairs(new) do
+        highlight_row(state, row, offset + i - 1, i - 1)
+      end
+      if cursor then
+        vim.api.nvim_win_set_cursor(state.win, { cursor[1] + #new, cursor[2] })
+      end
+      update_winbar(state)
+      state.renders = state.renders + 1
+    end)
+  end
+end
+
+local timers = {}
+
+--- Reload soon, gathering a burst of notifications into one request.
+function M.schedule_reload(state)
+  local key = state.buf
+  if timers[key] then
+    return
+  end
+  timers[key] = true
+  vim.defer_fn(function()
+    timers[key] = nil
+    if states[state.tab] == state and vim.api.nvim_buf_is_valid(state.buf) then
+      M.reload(state)
+    end
+  end, config.get().sidebar.debounce)
+end
+
+local function release_session(state)
+  for _, s in pairs(states) do
+    if s ~= state and s.session == state.session then
+      return
+    end
+  end
+  if client.get() then
+    client.request(client.methods.close, { session = state.session }, function() end)
+  end
+end
+
+local function open_window(state)
+  local c = config.get().sidebar
+  local cmd = (c.position == "right" and "botright" or "topleft") .. " vertical " .. c.width .. "split"
+  vim.cmd(cmd)
+  local win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(win, state.buf)
+  local wo = vim.wo[win]
+  wo.winfixwidth = true
+  wo.number = false
+  wo.relativenumber = false
+  wo.cursorline = true
+  wo.wrap = false
+  wo.list = false
+  wo.spell = false
+  wo.signcolumn = "no"
+  wo.foldcolumn = "0"
+  wo.foldenable = false
+  state.win = win
+end
+
+local function create_buffer(tab)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].modifiable = false
+  vim.api.nvim_buf_set_name(buf, "sessiontree://" .. tab)
+  return buf
+end
+
+--- Show an opened session (an OpenResult) in the sidebar of the current tab page.
+---@param open_result table
+---@param opts? {focus?: boolean}
+---@return sessiontree.State
+function M.show(open_result, opts)
+  opts = opts or {}
+  local tab = vim.api.nvim_get_current_tabpage()
+  local state = states[tab]
+  local prev_win = vim.api.nvim_get_current_win()
+  if state and vim.api.nvim_buf_is_valid(state.buf) then
+    if state.session ~= open_result.session then
+      release_session(state)
+    end
+  else
+    local buf = create_buffer(tab)
+    state = {
+      tab = tab,
+      buf = buf,
+      rows = {},
+      first = 0,
+      total = 0,
+      gen = 0,
+      renders = 0,
+      loading = false,
+      filter = config.get().sidebar.filter,
+    }
+    states[tab] = state
+    require("sessiontree.actions").attach(buf)
+    local group = vim.api.nvim_create_augroup("sessiontree_buf_" .. buf, { clear = true })
+    vim.api.nvim_create_autocmd("BufWipeout", {
+      group = group,
+      buffer = buf,
+      callback = function()
+        if states[tab] and states[tab].buf == buf then
+          release_session(states[tab])
+          states[tab] = nil
+        end
+        pcall(vim.api.nvim_del_augroup_by_id, group)
+      end,
+    })
+    vim.api.nvim_create_autocmd("CursorMoved", {
+      group = group,
+      buffer = buf,
+      callback = function()
+        M.maybe_page(state)
+      end,
+    })
+    -- filetype last, so FileType autocmds see a complete buffer
+    vim.bo[buf].filetype = "sessiontree"
+  end
+  state.session = open_result.session
+  state.path = open_result.path
+  local header = open_result.header or {}
+  state.title = (header.title and header.title ~= "" and header.title)
+    or (open_result.path and vim.fn.fnamemodify(open_result.path, ":t:r"))
+    or "in-memory session"
+  state.rows, state.first, state.total = {}, 0, 0
+  state.search = nil
+  if not win_valid(state) then
+    open_window(state)
+  end
+  if opts.focus == false and vim.api.nvim_win_is_valid(prev_win) then
+    vim.api.nvim_set_current_win(prev_win)
+  elseif win_valid(state) then
+    vim.api.nvim_set_current_win(state.win)
+  end
+  M.reload(state, { to_selected = true })
+  return state
+end
+
+--- Reopen the sidebar window of a tab page whose buffer still exists. Returns true if it did.
+function M.reopen(tab)
+  local state = states[tab or vim.api.nvim_get_current_tabpage()]
+  if not state or not vim.api.nvim_buf_is_valid(state.buf) then
+    return false
+  end
+  if not win_valid(state) then
+    open_window(state)
+    M.render(state)
+  end
+  vim.api.nvim_set_current_win(state.win)
+  return true
+end
+
+--- Close the sidebar of a tab page (its buffer is wiped, the daemon's session released).
+function M.close(tab)
+  local state = states[tab or vim.api.nvim_get_current_tabpage()]
+  if not state then
+    return
+  end
+  if win_valid(state) and #vim.api.nvim_tabpage_list_wins(state.tab) > 1 then
+    vim.api.nvim_win_close(state.win, true)
+  end
+  if vim.api.nvim_buf_is_valid(state.buf) then
+    vim.api.nvim_buf_delete(state.buf, { force = true })
+  end
+  states[state.tab] = nil
+end
+
+--- Is the sidebar window of a tab page shown?
+function M.is_open(tab)
+  local state = states[tab or vim.api.nvim_get_current_tabpage()]
+  return state ~= nil and win_valid(state)
+end
+
+-- Route the daemon's notifications to every sidebar showing that session.
+local function for_session(fn)
+  return function(params)
+    for _, state in pairs(states) do
+      if state.session == params.session then
+        fn(state, params)
+      end
+    end
+  end
+end
+
+local subscribed = false
+function M.subscribe()
+  if subscribed then
+    return
+  end
+  subscribed = true
+  local n = client.notifications
+  local reload = for_session(function(state)
+    M.schedule_reload(state)
+  end)
+  client.on(n.did_change, reload)
+  client.on(n.did_navigate, reload)
+  client.on(n.did_change_label, reload)
+  client.on(n.did_reload, reload)
+end
+
+return M
