@@ -1,0 +1,328 @@
+"""`sessiontree doctor`: every problem kind is found, repair is safe, the CLI exit codes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sessiontree.core.doctor import DoctorError, check_file, repair_file
+from sessiontree.core.jsonl import parse_jsonl_lenient
+
+from .helpers import chain, header, line, message, real_v1_fixture, write_session
+
+CLI = [sys.executable, "-m", "sessiontree"]
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, "doctor", *args], capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_healthy_file_has_no_problems(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    write_session(f, chain(40))
+    report = check_file(f, blobs_dir=tmp_path / "blobs")
+    assert report.problems == []
+    assert report.ok
+    assert report.entry_count == 40
+    assert report.version == 3
+
+
+def test_dropped_lines_and_torn_tail_are_reported_with_lines(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    entries = chain(6)
+    data = b"".join(line(e) for e in entries[:3]) + b"garbage here\n" + b"".join(line(e) for e in entries[3:])
+    data += b'{"type":"message","id":"torn'
+    f.write_bytes(data)
+    report = check_file(f, blobs_dir=tmp_path)
+    kinds = report.kinds()
+    assert "dropped-line" in kinds
+    assert "torn-tail" in kinds
+    dropped = next(p for p in report.problems if p.kind == "dropped-line")
+    assert dropped.line == 4
+    torn = next(p for p in report.problems if p.kind == "torn-tail")
+    assert torn.line == 9
+    assert report.torn_tail
+
+
+def test_missing_and_invalid_header(tmp_path: Path) -> None:
+    f = tmp_path / "a.jsonl"
+    write_session(f, chain(3)[1:])
+    assert "missing-header" in check_file(f).kinds()
+    g = tmp_path / "b.jsonl"
+    h = header()
+    del h["id"]
+    write_session(g, [h, *chain(2)[1:]])
+    assert "invalid-header" in check_file(g).kinds()
+
+
+def test_graph_problems(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    entries = [
+        header(),
+        message("a", None, "user", "one"),
+        message("b", "a", "assistant", "two", 1),
+        message("b", "a", "assistant", "dup", 2),
+        message("o", "nowhere", "user", "orphan", 3),
+        message("s", "s", "user", "self", 4),
+        message("c1", "c2", "user", "cyc1", 5),
+        message("c2", "c1", "user", "cyc2", 6),
+        {
+            "type": "label",
+            "id": "l1",
+            "parentId": "b",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "targetId": "zz",
+            "label": "x",
+        },
+        {
+            "type": "label",
+            "id": "l2",
+            "parentId": "l1",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "targetId": "a",
+            "label": "ok",
+        },
+        {
+            "type": "compaction",
+            "id": "k1",
+            "parentId": "b",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "summary": "s",
+            "firstKeptEntryId": "o",
+            "tokensBefore": 1,
+        },
+        {
+            "type": "compaction",
+            "id": "k2",
+            "parentId": "b",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "summary": "s",
+            "firstKeptEntryId": "a",
+            "tokensBefore": 1,
+        },
+    ]
+    write_session(f, entries)
+    report = check_file(f, blobs_dir=tmp_path)
+    by_kind: dict[str, list[str | None]] = {}
+    for p in report.problems:
+        by_kind.setdefault(p.kind, []).append(p.entry_id)
+    assert by_kind["duplicate-id"] == ["b"]
+    assert by_kind["orphan"] == ["o"]
+    assert sorted(by_kind["cycle"]) == ["c1", "s"] or sorted(by_kind["cycle"]) == ["c2", "s"]
+    assert by_kind["dangling-label"] == ["l1"]
+    assert by_kind["dangling-compaction-anchor"] == ["k1"]
+    assert "dropped-line" not in by_kind
+
+
+def test_blob_problems(tmp_path: Path) -> None:
+    blobs = tmp_path / "blobs"
+    blobs.mkdir()
+    good = b"\x89PNG good bytes"
+    good_h = hashlib.sha256(good).hexdigest()
+    (blobs / good_h).write_bytes(good)
+    bad_h = hashlib.sha256(b"original").hexdigest()
+    (blobs / bad_h).write_bytes(b"tampered")
+    missing_h = hashlib.sha256(b"gone").hexdigest()
+
+    def img(eid: str, parent: str | None, ref: str) -> dict:
+        e = message(eid, parent, "user", "img")
+        e["message"]["content"].append({"type": "image", "mimeType": "image/png", "data": ref})
+        return e
+
+    f = tmp_path / "s.jsonl"
+    write_session(
+        f,
+        [
+            header(),
+            img("a", None, f"blob:sha256:{good_h}"),
+            img("b", "a", f"blob:sha256:{bad_h}"),
+            img("c", "b", f"blob:sha256:{missing_h}"),
+            img("d", "c", "blob:sha256:../../etc/passwd"),
+        ],
+    )
+    report = check_file(f, blobs_dir=blobs)
+    got = {(p.kind, p.entry_id) for p in report.problems}
+    assert got == {("corrupt-blob", "b"), ("missing-blob", "c"), ("invalid-blob-ref", "d")}
+
+
+def test_old_version_needs_migration(tmp_path: Path) -> None:
+    src = real_v1_fixture()
+    if src is None:
+        pytest.skip("the real v1 fixture is not available")
+    f = tmp_path / "v1.jsonl"
+    f.write_bytes(src.read_bytes())
+    report = check_file(f, blobs_dir=tmp_path)
+    assert report.version == 1
+    assert "needs-migration" in report.kinds()
+
+
+def test_repair_removes_only_what_the_loader_drops(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    entries = chain(12)
+    good = [line(e) for e in entries]
+    data = b"".join(good[:4]) + b"\x00\xff not json\n" + good[4] + b"{oops}\n" + b"".join(good[5:])
+    data += b'{"type":"message","id":"to'
+    f.write_bytes(data)
+    before_values = parse_jsonl_lenient(data).values
+
+    result = repair_file(f, blobs_dir=tmp_path)
+    assert result.changes, "something must have changed"
+    assert any("torn" in c for c in result.changes)
+    q = Path(result.quarantined_copy or "")
+    assert q.parent == tmp_path and q.exists() and not q.name.endswith(".jsonl")
+    assert q.read_bytes() == data
+    repaired = f.read_bytes()
+    # The repaired file is exactly the good lines, byte for byte, in order.
+    assert repaired == b"".join(good)
+    again = parse_jsonl_lenient(repaired)
+    assert again.values == before_values
+    assert not again.dropped and not again.torn_tail
+    assert result.remaining == []
+    assert check_file(f, blobs_dir=tmp_path).ok
+    # no temp files left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f.name, q.name])
+
+
+def test_repair_of_healthy_file_writes_nothing(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    data = write_session(f, chain(10))
+    os.utime(f, ns=(1_000_000_000, 1_000_000_000))
+    result = repair_file(f, blobs_dir=tmp_path)
+    assert result.changes == [] and result.quarantined_copy is None
+    assert f.read_bytes() == data
+    assert f.stat().st_mtime_ns == 1_000_000_000
+    assert [p.name for p in tmp_path.iterdir()] == ["s.jsonl"]
+
+
+def test_repair_does_not_touch_graph_problems(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    data = write_session(
+        f,
+        [
+            header(),
+            message("a", None, "user", "x"),
+            message("o", "missing", "user", "y"),
+            message("a", None, "user", "z"),
+        ],
+    )
+    result = repair_file(f, blobs_dir=tmp_path)
+    assert result.changes == []
+    assert f.read_bytes() == data
+    assert {p.kind for p in result.remaining} == {"orphan", "duplicate-id"}
+
+
+def test_repair_refuses_headerless_file(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    data = b"junk\n" + line(message("a", None, "user", "x"))
+    f.write_bytes(data)
+    with pytest.raises(DoctorError, match="header"):
+        repair_file(f)
+    assert f.read_bytes() == data
+    assert [p.name for p in tmp_path.iterdir()] == ["s.jsonl"]
+
+
+def test_repair_migrate(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    h = header(version=None)
+    e1 = {
+        "type": "message",
+        "timestamp": "2025-11-20T23:33:01.550Z",
+        "message": {"role": "user", "content": "hi"},
+    }
+    data = line(h) + line(e1) + b"junk\n"
+    f.write_bytes(data)
+    result = repair_file(f, migrate=True, blobs_dir=tmp_path)
+    assert any("migrated from version 1" in c for c in result.changes)
+    values = parse_jsonl_lenient(f.read_bytes()).values
+    assert values[0]["version"] == 3
+    assert isinstance(values[1]["id"], str) and values[1]["parentId"] is None
+    assert Path(result.quarantined_copy or "").read_bytes() == data
+
+
+def test_check_refuses_non_regular_files_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(DoctorError, match="FIFO"):
+        check_file(fifo)
+    with pytest.raises(DoctorError, match="directory"):
+        check_file(tmp_path)
+    with pytest.raises(DoctorError, match="device"):
+        check_file("/dev/null")
+    with pytest.raises(DoctorError):
+        check_file(tmp_path / "missing.jsonl")
+
+
+def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
+    healthy = tmp_path / "ok.jsonl"
+    write_session(healthy, chain(5))
+    broken = tmp_path / "bad.jsonl"
+    data = b"".join(line(e) for e in chain(5)) + b"not json\n"
+    broken.write_bytes(data)
+
+    r = run_cli(str(healthy), "--blobs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ok" in r.stdout
+
+    r = run_cli(str(healthy), str(broken), "--json", "--blobs-dir", str(tmp_path))
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["ok"] is False
+    assert [f["ok"] for f in doc["files"]] == [True, False]
+    assert doc["files"][1]["problems"][0]["kind"] == "dropped-line"
+    assert doc["files"][1]["problems"][0]["line"] == 7
+    assert broken.read_bytes() == data  # checking never writes
+
+    r = run_cli(str(broken), "--repair", "--blobs-dir", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "quarantine" in r.stdout and "removed 1" in r.stdout
+    assert broken.read_bytes() == b"".join(line(e) for e in chain(5))
+
+    assert run_cli(str(tmp_path / "nope.jsonl")).returncode == 2
+    assert run_cli().returncode == 2
+    fifo = tmp_path / "p.jsonl"
+    os.mkfifo(fifo)
+    r = run_cli(str(fifo))
+    assert r.returncode == 2 and "FIFO" in r.stdout
+
+
+def test_cli_all(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    d = agent / "sessions" / "-proj"
+    d.mkdir(parents=True)
+    write_session(d / "a.jsonl", chain(3))
+    (d / "b.jsonl").write_bytes(b"".join(line(e) for e in chain(3)) + b'{"torn')
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
+    r = run_cli("--all", "--json", env=env)
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert [Path(f["path"]).name for f in doc["files"]] == ["a.jsonl", "b.jsonl"]
+    assert doc["files"][1]["tornTail"] is True
+    r = run_cli("--all", "--repair", env=env)
+    assert r.returncode == 0, r.stdout
+    r = run_cli("--all", env=env)
+    assert r.returncode == 0, r.stdout
+
+
+def test_repair_gives_back_entries_swallowed_by_a_torn_middle_line(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    entries = chain(6)
+    good = [line(e) for e in entries]
+    # A torn line that can be read as the start of a longer value makes the loader read on
+    # to the end of the file and lose everything after it.
+    data = b"".join(good[:3]) + b'{"type":"message","id":"x","parentId":\n' + b"".join(good[3:])
+    f.write_bytes(data)
+    report = check_file(f, blobs_dir=tmp_path)
+    assert report.entry_count == 2
+    torn = [p for p in report.problems if p.kind == "torn-tail"]
+    assert len(torn) == 1 and torn[0].line == 4 and "4 line(s) after it" in torn[0].message
+
+    result = repair_file(f, blobs_dir=tmp_path)
+    assert f.read_bytes() == b"".join(good)
+    assert any("kept 4 entries" in c for c in result.changes), result.changes
+    assert Path(result.quarantined_copy or "").read_bytes() == data
+    assert check_file(f, blobs_dir=tmp_path).ok
