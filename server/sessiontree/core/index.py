@@ -1,0 +1,765 @@
+"""The entry index: a small skeleton record per entry, built without materializing entries.
+
+A session file of 100,000 entries is about 120 MB of JSON. Parsing every line into dicts
+costs about a second and 600 MB, so the manager never does that up front. Instead it keeps,
+for every entry, a `Skeleton` with the few fields that the tree, the view and the context
+code need (ids, type, role, label, byte range in the file, ...). Full entries are parsed on
+demand from their byte range and kept in a bounded LRU; entries created in this process, and
+entries of files that had to go through the lenient parser, are held in memory.
+
+A clean v3 file is indexed with `msgspec.json.Decoder(...).decode_lines` over its bytes
+(`scan_clean`). Anything that does not decode cleanly falls back to the caller's lenient path
+(`skeleton_from_dict` over parsed dicts).
+
+The tree structure (children in `getTree()` order, roots, effective parents) is built lazily
+on the first tree query and then maintained incrementally on every append, so an append is
+O(1) (plus a sorted insert among siblings).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+from functools import cmp_to_key
+from typing import Any
+
+import msgspec
+import orjson
+
+__all__ = [
+    "STATE_ENTRY_TYPES",
+    "CleanScan",
+    "EntryIndex",
+    "Skeleton",
+    "UsageTotals",
+    "compute_has_text",
+    "parse_timestamp_ms",
+    "scan_clean",
+    "skeleton_from_dict",
+]
+
+# Entry types that only change the context's state (they matter on the whole path, even
+# before a compaction's kept range).
+STATE_ENTRY_TYPES = frozenset(
+    {
+        "thinking_level_change",
+        "model_change",
+        "context_change",
+        "service_tier_change",
+        "ttsr_injection",
+        "mcp_tool_selection",
+        "mode_change",
+    }
+)
+
+
+class Skeleton(msgspec.Struct, array_like=True, gc=False):
+    """The skeleton of one entry: what tree, view and context code need, without content.
+
+    `offset`/`length` give the entry's line in the session file, or `offset == -1` when the
+    entry is held in memory. `order` is the position in file order (0 = first entry after
+    the header).
+    """
+
+    id: Any
+    parent_id: Any
+    type: Any
+    timestamp: Any
+    order: int
+    role: Any = None
+    stop_reason: Any = None
+    has_text: bool = False
+    tool_call_id: Any = None
+    target_id: Any = None
+    label: Any = None
+    custom_type: Any = None
+    offset: int = -1
+    length: int = 0
+
+
+class UsageTotals(msgspec.Struct):
+    """Usage statistics summed over every assistant message and task tool result (§15)."""
+
+    input: float = 0
+    output: float = 0
+    cacheRead: float = 0
+    cacheWrite: float = 0
+    premiumRequests: float = 0
+    cost: float = 0
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "input": self.input,
+            "output": self.output,
+            "cacheRead": self.cacheRead,
+            "cacheWrite": self.cacheWrite,
+            "premiumRequests": self.premiumRequests,
+            "cost": self.cost,
+        }
+
+    def add_usage(self, usage: Any) -> None:
+        """Add one `usage` object (a dict, or a decoded `_JUsage`)."""
+        if usage is None:
+            return
+        if isinstance(usage, dict):
+            get = usage.get
+            cost = get("cost")
+            self.input += _num(get("input"))
+            self.output += _num(get("output"))
+            self.cacheRead += _num(get("cacheRead"))
+            self.cacheWrite += _num(get("cacheWrite"))
+            self.premiumRequests += _num(get("premiumRequests"))
+            self.cost += _num(cost.get("total")) if isinstance(cost, dict) else 0
+        else:
+            self.input += _num(usage.input)
+            self.output += _num(usage.output)
+            self.cacheRead += _num(usage.cacheRead)
+            self.cacheWrite += _num(usage.cacheWrite)
+            self.premiumRequests += _num(usage.premiumRequests)
+            cost = usage.cost
+            self.cost += _num(cost.total) if cost is not None else 0
+
+    def add_entry(self, entry: Any) -> None:
+        """Fold one entry dict into the totals (assistant usage, task tool-result usage)."""
+        if not isinstance(entry, dict) or entry.get("type") != "message":
+            return
+        msg = entry.get("message")
+        if not isinstance(msg, dict):
+            return
+        role = msg.get("role")
+        if role == "assistant":
+            usage = msg.get("usage")
+            if isinstance(usage, dict):
+                self.add_usage(usage)
+        elif role == "toolResult" and msg.get("toolName") == "task":
+            details = msg.get("details")
+            if isinstance(details, dict) and isinstance(details.get("usage"), dict):
+                self.add_usage(details["usage"])
+
+
+def _num(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return 0
+    return v
+
+
+# --- the msgspec structs the fast path decodes each line into -------------------------------
+
+_EMPTY_RAW = msgspec.Raw(b"")
+
+
+class _JCost(msgspec.Struct, gc=False):
+    total: int | float = 0
+
+
+class _JUsage(msgspec.Struct, gc=False):
+    input: int | float = 0
+    output: int | float = 0
+    cacheRead: int | float = 0
+    cacheWrite: int | float = 0
+    premiumRequests: int | float = 0
+    cost: _JCost | None = None
+
+
+class _JMessage(msgspec.Struct, gc=False):
+    role: Any = None
+    stopReason: Any = None
+    toolCallId: Any = None
+    toolName: Any = None
+    content: msgspec.Raw = _EMPTY_RAW
+    usage: _JUsage | None = None
+    details: msgspec.Raw = _EMPTY_RAW
+
+
+class _JEntry(msgspec.Struct, gc=False):
+    type: Any = None
+    id: Any = None
+    parentId: Any = None
+    timestamp: Any = None
+    message: _JMessage | None = None
+    targetId: Any = None
+    label: Any = None
+    customType: Any = None
+
+
+_ENTRY_DECODER = msgspec.json.Decoder(_JEntry)
+
+
+class _JBlock(msgspec.Struct, gc=False):
+    type: Any = None
+    text: msgspec.Raw = _EMPTY_RAW
+
+
+_CONTENT_DECODER = msgspec.json.Decoder(list[_JBlock] | str | None)
+_WS = frozenset(b" \t\n\r\x0b\x0c")
+
+
+def compute_has_text(content: Any) -> bool:
+    """Whether assistant content has a text block with non-whitespace text."""
+    if isinstance(content, str):
+        return bool(content.strip())
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                text = block.get("text")
+                if isinstance(text, str) and text.strip():
+                    return True
+    return False
+
+
+def _raw_has_text(raw: msgspec.Raw) -> bool:
+    if not len(raw):
+        return False
+    try:
+        content = _CONTENT_DECODER.decode(raw)
+    except msgspec.DecodeError:
+        return _slow_has_text(raw)
+    if isinstance(content, str):
+        return bool(content.strip())
+    if not content:
+        return False
+    for block in content:
+        if block.type != "text":
+            continue
+        t = memoryview(block.text)
+        if len(t) < 3 or t[0] != 34:  # "" or not a JSON string
+            continue
+        c = t[1]
+        if c < 128 and c not in _WS and c != 92:  # plain non-space first char
+            return True
+        try:
+            text = orjson.loads(t)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(text, str) and text.strip():
+            return True
+    return False
+
+
+def _slow_has_text(raw: msgspec.Raw) -> bool:
+    try:
+        content = orjson.loads(memoryview(raw))
+    except orjson.JSONDecodeError:
+        return False
+    return compute_has_text(content)
+
+
+def skeleton_from_dict(entry: dict[str, Any], order: int) -> Skeleton:
+    """The skeleton of an entry held in memory (offset -1)."""
+    etype = entry.get("type")
+    role = stop = tool_call_id = None
+    has_text = False
+    if etype == "message":
+        msg = entry.get("message")
+        if isinstance(msg, dict):
+            role = msg.get("role")
+            stop = msg.get("stopReason")
+            tool_call_id = msg.get("toolCallId")
+            if role == "assistant":
+                has_text = compute_has_text(msg.get("content"))
+    eid = entry.get("id")
+    return Skeleton(
+        eid if isinstance(eid, str) else None,
+        entry.get("parentId"),
+        etype,
+        entry.get("timestamp"),
+        order,
+        role,
+        stop,
+        has_text,
+        tool_call_id,
+        entry.get("targetId") if etype == "label" else None,
+        entry.get("label") if etype == "label" else None,
+        entry.get("customType"),
+        -1,
+        0,
+    )
+
+
+class CleanScan(msgspec.Struct):
+    """Result of `scan_clean`: skeletons of whole lines, usage, and where scanning stopped."""
+
+    skeletons: list[Skeleton]
+    usage: UsageTotals
+    end: int  # offset just past the last whole line that was indexed
+    torn_tail: bool  # bytes after the last newline that do not form a complete entry
+
+
+def _line_offsets(data: bytes, start: int, stop: int) -> list[int]:
+    offs: list[int] = []
+    append = offs.append
+    find = data.find
+    p = start
+    while p < stop:
+        q = find(b"\n", p, stop)
+        if q < 0:
+            break
+        append(p)
+        p = q + 1
+    append(p)  # sentinel: start of the (possibly empty) rest
+    return offs
+
+
+def scan_clean(data: bytes, start: int, first_order: int, allow_torn_tail: bool = True) -> CleanScan | None:
+    """Index the whole lines of `data[start:]` with the fast decoder.
+
+    Returns None when the bytes are not "clean" (a line that does not decode as one JSON
+    object, blank or whitespace lines, CR characters, values spanning lines, non-object
+    lines); the caller then uses the lenient parser. Bytes after the last newline that do
+    not decode as a complete entry are reported as a torn tail (when allowed).
+    """
+    n = len(data)
+    if start >= n:
+        return CleanScan([], UsageTotals(), start, False)
+    if data.find(b"\r", start) >= 0:
+        return None
+    offs = _line_offsets(data, start, n)
+    last = offs[-1]
+    nlines = len(offs) - 1
+    mv = memoryview(data)
+    try:
+        decoded = _ENTRY_DECODER.decode_lines(mv[start:last]) if nlines else []
+    except msgspec.DecodeError:
+        return None
+    if len(decoded) != nlines:
+        return None  # blank lines (decode_lines skips them) or the like
+    torn = False
+    end = last
+    if last < n:
+        try:
+            tail = _ENTRY_DECODER.decode(mv[last:n])
+        except msgspec.DecodeError:
+            if not allow_torn_tail:
+                return None
+            torn = True
+        else:
+            decoded.append(tail)
+            offs.append(n)
+            end = n
+    u_in = u_out = u_cr = u_cw = u_pr = u_cost = 0
+    out: list[Skeleton] = []
+    append = out.append
+    order = first_order
+    nxt = offs[1:]
+    if end == n and (n == 0 or data[n - 1] != 10) and nxt:
+        nxt[-1] = n + 1  # a complete last line without its newline
+    raw_has_text = _raw_has_text
+    for e, a, b in zip(decoded, offs, nxt, strict=False):
+        etype = e.type
+        m = e.message
+        if m is not None and etype == "message":
+            role = m.role
+            stop = m.stopReason
+            tcid = m.toolCallId
+            if role == "assistant":
+                has_text = raw_has_text(m.content)
+                uu = m.usage
+                if uu is not None:
+                    u_in += uu.input
+                    u_out += uu.output
+                    u_cr += uu.cacheRead
+                    u_cw += uu.cacheWrite
+                    u_pr += uu.premiumRequests
+                    if uu.cost is not None:
+                        u_cost += uu.cost.total
+            else:
+                has_text = False
+                if role == "toolResult" and m.toolName == "task" and len(m.details):
+                    try:
+                        details = orjson.loads(memoryview(m.details))
+                    except orjson.JSONDecodeError:
+                        details = None
+                    if isinstance(details, dict) and isinstance(details.get("usage"), dict):
+                        extra = UsageTotals()
+                        extra.add_usage(details["usage"])
+                        u_in += extra.input
+                        u_out += extra.output
+                        u_cr += extra.cacheRead
+                        u_cw += extra.cacheWrite
+                        u_pr += extra.premiumRequests
+                        u_cost += extra.cost
+            label_target = label = None
+        else:
+            role = stop = tcid = None
+            has_text = False
+            if etype == "label":
+                label_target = e.targetId
+                label = e.label
+            else:
+                label_target = label = None
+        eid = e.id
+        append(
+            Skeleton(
+                eid if type(eid) is str else None,
+                e.parentId,
+                etype,
+                e.timestamp,
+                order,
+                role,
+                stop,
+                has_text,
+                tcid,
+                label_target,
+                label,
+                e.customType,
+                a,
+                b - a - 1,
+            )
+        )
+        order += 1
+    usage = UsageTotals(u_in, u_out, u_cr, u_cw, u_pr, u_cost)
+    return CleanScan(out, usage, end, torn)
+
+
+# --- timestamps ----------------------------------------------------------------------------
+
+
+def parse_timestamp_ms(ts: Any) -> float:
+    """`new Date(ts).getTime()` for the timestamp forms that occur; NaN when invalid."""
+    if isinstance(ts, bool):
+        return math.nan
+    if isinstance(ts, int | float):
+        return float(ts)
+    if not isinstance(ts, str) or not ts:
+        return math.nan
+    s = ts.strip()
+    try:
+        if len(s) == 10:  # date only: UTC midnight in JS
+            dt = datetime.fromisoformat(s).replace(tzinfo=UTC)
+        else:
+            dt = datetime.fromisoformat(s)
+    except ValueError:
+        return math.nan
+    if dt.tzinfo is None:
+        return dt.timestamp() * 1000.0  # local time, as JS does for date-time forms
+    return dt.timestamp() * 1000.0
+
+
+def _cmp_ts(a: float, b: float) -> int:
+    d = a - b
+    if d != d or d == 0:  # NaN compares as equal, like a JS comparator returning NaN
+        return 0
+    return -1 if d < 0 else 1
+
+
+# --- the index ------------------------------------------------------------------------------
+
+
+class EntryIndex:
+    """Skeletons of every entry, in file order, with lazy full entries.
+
+    `loader(skeleton) -> dict` materializes a file-backed entry (the manager reads the byte
+    range, parses it and resolves blob references). Entries held in memory are stored by
+    their `order`.
+    """
+
+    def __init__(
+        self, loader: Callable[[Skeleton], dict[str, Any]] | None = None, cache_size: int = 2000
+    ) -> None:
+        self._order: list[Skeleton] = []
+        self._by_id: dict[str, Skeleton] = {}
+        self._held: dict[int, dict[str, Any]] = {}
+        self._lru: OrderedDict[int, dict[str, Any]] = OrderedDict()
+        self._cache_size = cache_size
+        self.loader = loader
+        self.labels: dict[str, str] = {}
+        self.usage = UsageTotals()
+        self._has_assistant = False
+        # lazily built tree structure
+        self._tree_ready = False
+        self._children: dict[str, list[str]] = {}
+        self._roots: list[str] = []
+        self._parent: dict[str, str | None] = {}  # effective parent (None: root)
+        self._orphans: dict[str, list[str]] = {}  # missing parent id -> orphan ids
+        self._ts: dict[str, float] = {}
+
+    # -- building ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def add_skeletons(self, skeletons: Iterable[Skeleton]) -> None:
+        """Add file-backed skeletons (already carrying offset/length and order)."""
+        for sk in skeletons:
+            self._add(sk)
+
+    def add_held(self, entry: dict[str, Any]) -> Skeleton:
+        """Add an entry held in memory (appended in this process or leniently loaded)."""
+        sk = skeleton_from_dict(entry, len(self._order))
+        self._held[sk.order] = entry
+        self.usage.add_entry(entry)
+        self._add(sk)
+        return sk
+
+    def _add(self, sk: Skeleton) -> None:
+        self._order.append(sk)
+        if sk.type == "message" and sk.role == "assistant":
+            self._has_assistant = True
+        if sk.type == "label" and sk.target_id is not None:
+            tid = sk.target_id
+            if sk.label:
+                self.labels[tid] = sk.label
+            else:
+                self.labels.pop(tid, None)
+        eid = sk.id
+        if eid is None:
+            return
+        dup = eid in self._by_id
+        self._by_id[eid] = sk
+        if self._tree_ready:
+            if dup:
+                self._tree_ready = False  # pathological: rebuild on the next query
+            else:
+                self._link(sk)
+
+    # -- lookups ----------------------------------------------------------------------------
+    def skeleton(self, entry_id: str | None) -> Skeleton | None:
+        """The skeleton of an entry by id (the last one in file order for duplicate ids)."""
+        if entry_id is None:
+            return None
+        return self._by_id.get(entry_id)
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._by_id
+
+    def ids(self) -> dict[str, Skeleton]:
+        """The id map (read-only by convention)."""
+        return self._by_id
+
+    def order(self) -> list[str]:
+        """Entry ids in file order."""
+        return [sk.id for sk in self._order]
+
+    def skeletons(self) -> list[Skeleton]:
+        """Skeletons in file order (the live list; do not mutate)."""
+        return self._order
+
+    def last(self) -> Skeleton | None:
+        return self._order[-1] if self._order else None
+
+    @property
+    def has_assistant(self) -> bool:
+        """Whether any entry of the session is an assistant message."""
+        return self._has_assistant
+
+    # -- full entries -----------------------------------------------------------------------
+    def entry_of(self, sk: Skeleton) -> dict[str, Any]:
+        """Materialize the entry of a skeleton."""
+        if sk.offset < 0:
+            return self._held[sk.order]
+        lru = self._lru
+        e = lru.get(sk.order)
+        if e is not None:
+            lru.move_to_end(sk.order)
+            return e
+        if self.loader is None:
+            raise RuntimeError("entry index has no loader for file-backed entries")
+        e = self.loader(sk)
+        lru[sk.order] = e
+        if len(lru) > self._cache_size:
+            lru.popitem(last=False)
+        return e
+
+    def get(self, entry_id: str | None) -> dict[str, Any] | None:
+        sk = self.skeleton(entry_id)
+        return None if sk is None else self.entry_of(sk)
+
+    def iter_entries(self) -> Iterator[dict[str, Any]]:
+        for sk in self._order:
+            yield self.entry_of(sk)
+
+    def held_entries(self) -> dict[int, dict[str, Any]]:
+        return self._held
+
+    def is_file_backed(self) -> bool:
+        return any(sk.offset >= 0 for sk in self._order)
+
+    def rebase(self, new_ranges: list[tuple[int, int] | None]) -> None:
+        """After a full rewrite: file-backed skeletons get their new byte ranges."""
+        self._lru.clear()
+        for sk, rng in zip(self._order, new_ranges, strict=True):
+            if sk.offset >= 0 and rng is not None:
+                sk.offset, sk.length = rng
+
+    def drop_cache(self) -> None:
+        self._lru.clear()
+
+    # -- tree -------------------------------------------------------------------------------
+    def _ts_of(self, eid: str) -> float:
+        v = self._ts.get(eid)
+        if v is None:
+            sk = self._by_id[eid]
+            v = parse_timestamp_ms(sk.timestamp)
+            self._ts[eid] = v
+        return v
+
+    def _build_tree(self) -> None:
+        self._children = children = {}
+        self._roots = roots = []
+        self._parent = parent = {}
+        self._orphans = {}
+        by_id = self._by_id
+        for sk in self._order:
+            eid = sk.id
+            if eid is None or by_id[eid] is not sk or eid in parent:
+                continue  # no id, or an earlier duplicate (the later entry stands for the id)
+            pid = sk.parent_id
+            if (
+                pid is not None
+                and pid != eid
+                and type(pid) is str
+                and pid in by_id
+                and eid not in children
+                and not self._orphans
+            ):
+                # common case: a parent that exists, no children yet, so no loop possible
+                parent[eid] = pid
+                kids = children.get(pid)
+                if kids is None:
+                    children[pid] = [eid]
+                else:
+                    kids.append(eid)
+            else:
+                self._link(sk, sort=False)
+        ts_of = self._ts_of
+        for kids in children.values():
+            if len(kids) > 1:
+                self._sort_children(kids, ts_of)
+        self._tree_ready = True
+
+    @staticmethod
+    def _sort_children(kids: list[str], ts_of: Callable[[str], float]) -> None:
+        keys = [ts_of(k) for k in kids]
+        if any(k != k for k in keys):
+            pairs = sorted(zip(keys, kids, strict=True), key=cmp_to_key(lambda a, b: _cmp_ts(a[0], b[0])))
+        else:
+            pairs = sorted(zip(keys, kids, strict=True), key=lambda p: p[0])
+        kids[:] = [k for _, k in pairs]
+
+    def _would_cycle(self, eid: str, pid: str) -> bool:
+        # Walk up from pid through already linked parents; reaching eid closes a loop.
+        parent = self._parent
+        cur: str | None = pid
+        steps = 0
+        limit = len(parent) + 1
+        while cur is not None and steps <= limit:
+            if cur == eid:
+                return True
+            cur = parent.get(cur)
+            steps += 1
+        return False
+
+    def _link(self, sk: Skeleton, sort: bool = True) -> None:
+        eid = sk.id
+        pid = sk.parent_id
+        if pid is None or pid == eid or not isinstance(pid, str):
+            self._parent[eid] = None
+            self._roots.append(eid)
+        elif pid not in self._by_id:
+            self._parent[eid] = None
+            self._roots.append(eid)
+            self._orphans.setdefault(pid, []).append(eid)
+        elif eid in self._children and self._would_cycle(eid, pid):
+            self._parent[eid] = None  # the entry that closes a loop becomes a root
+            self._roots.append(eid)
+        else:
+            self._parent[eid] = pid
+            kids = self._children.get(pid)
+            if kids is None:
+                self._children[pid] = [eid]
+            elif sort:
+                self._insert_child(kids, eid)
+            else:
+                kids.append(eid)
+        # entries that named this id as parent before it existed are no longer orphans
+        waiting = self._orphans.pop(eid, None)
+        if waiting:
+            for oid in waiting:
+                if self._would_cycle(oid, eid):
+                    continue
+                self._roots.remove(oid)
+                self._parent[oid] = eid
+                kids = self._children.setdefault(eid, [])
+                if sort:
+                    self._insert_child(kids, oid)
+                else:
+                    kids.append(oid)
+
+    def _insert_child(self, kids: list[str], eid: str) -> None:
+        t = self._ts_of(eid)
+        if not kids:
+            kids.append(eid)
+            return
+        if t != t:
+            kids.append(eid)
+            self._sort_children(kids, self._ts_of)
+            return
+        last_t = self._ts_of(kids[-1])
+        if last_t == last_t and last_t <= t:
+            kids.append(eid)
+            return
+        keys = [self._ts_of(k) for k in kids]
+        if any(k != k for k in keys):
+            kids.append(eid)
+            self._sort_children(kids, self._ts_of)
+            return
+        # stable: after every sibling with an equal timestamp (file order among equals)
+        kids.insert(bisect_right(keys, t), eid)
+
+    def _ensure_tree(self) -> None:
+        if not self._tree_ready:
+            self._build_tree()
+
+    def children(self, parent_id: str | None) -> list[str]:
+        """Child ids in `getTree()` order; `None` gives the roots in file order."""
+        self._ensure_tree()
+        if parent_id is None:
+            return list(self._roots)
+        return list(self._children.get(parent_id, ()))
+
+    def roots(self) -> list[str]:
+        self._ensure_tree()
+        return list(self._roots)
+
+    def effective_parent(self, entry_id: str) -> str | None:
+        """The parent in the tree (None for roots, orphans and loop closers)."""
+        self._ensure_tree()
+        return self._parent.get(entry_id)
+
+    def path_to_root(self, entry_id: str | None) -> list[str]:
+        """Ids from the root down to `entry_id` (cycle-safe); [] for an unknown id."""
+        if entry_id is None or entry_id not in self._by_id:
+            return []
+        if not self._tree_ready:
+            # Walk the stored parent ids; without a loop this is exactly the tree's path.
+            by_id = self._by_id
+            seen: set[str] = set()
+            out: list[str] = []
+            cur: Any = entry_id
+            while cur is not None and cur in by_id:
+                if cur in seen:
+                    break
+                seen.add(cur)
+                out.append(cur)
+                cur = by_id[cur].parent_id
+            else:
+                out.reverse()
+                return out
+            # a loop: the tree decides which entry closes it
+        self._ensure_tree()
+        parent = self._parent
+        out = []
+        cur = entry_id
+        guard = len(parent) + 1
+        while cur is not None and guard > 0:
+            out.append(cur)
+            cur = parent.get(cur)
+            guard -= 1
+        out.reverse()
+        return out
+
+    def raw_children(self, parent_id: str) -> list[str]:
+        """Every id whose stored parentId is `parent_id`, in id-map order (getChildren)."""
+        return [eid for eid, sk in self._by_id.items() if sk.parent_id == parent_id]
