@@ -1,0 +1,159 @@
+"""The watching machinery on its own (lsp/watcher.py), in inotify and in polling mode."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from sessiontree.lsp.watcher import ListChanges, SessionWatcher
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.files: list[tuple[float, str]] = []
+        self.lists: list[ListChanges] = []
+        self.cond = threading.Condition()
+
+    def on_file(self, path: str) -> None:
+        with self.cond:
+            self.files.append((time.monotonic(), path))
+            self.cond.notify_all()
+
+    def on_list(self, changes: ListChanges) -> None:
+        with self.cond:
+            self.lists.append(changes)
+            self.cond.notify_all()
+
+    def wait(self, pred: Callable[[], bool], timeout: float = 3.0) -> bool:
+        with self.cond:
+            return self.cond.wait_for(pred, timeout)
+
+    def added(self) -> set[str]:
+        return {p for ch in self.lists for a, _ in ch.values() for p in a}
+
+    def removed(self) -> set[str]:
+        return {p for ch in self.lists for _, r in ch.values() for p in r}
+
+
+@pytest.fixture(params=["inotify", "polling"])
+def watcher(request: pytest.FixtureRequest) -> Iterator[tuple[SessionWatcher, Recorder]]:
+    rec = Recorder()
+    w = SessionWatcher(rec.on_file, rec.on_list, force_polling=request.param == "polling")
+    w.start()
+    yield w, rec
+    w.stop()
+
+
+def settle(w: SessionWatcher) -> None:
+    assert w.ready.wait(3)
+    time.sleep(0.3)  # let the inotify thread register its watches
+
+
+def test_append_to_followed_file_calls_on_file_quickly(
+    tmp_path: Path, watcher: tuple[SessionWatcher, Recorder]
+) -> None:
+    w, rec = watcher
+    f = tmp_path / "a.jsonl"
+    f.write_text('{"type":"session"}\n')
+    canon = w.track_file(str(f))
+    settle(w)
+    n = len(rec.files)
+    t0 = time.monotonic()
+    with open(f, "a") as fh:
+        fh.write('{"type":"x"}\n')
+    assert rec.wait(lambda: any(p == canon and t >= t0 for t, p in rec.files[n:]))
+    first = next(t for t, p in rec.files[n:] if p == canon and t >= t0)
+    assert first - t0 < 0.2
+
+
+def test_replaced_and_deleted_file_are_reported(
+    tmp_path: Path, watcher: tuple[SessionWatcher, Recorder]
+) -> None:
+    w, rec = watcher
+    f = tmp_path / "a.jsonl"
+    f.write_text('{"type":"session"}\n')
+    canon = w.track_file(str(f))
+    settle(w)
+    n = len(rec.files)
+    tmp = tmp_path / ".a.jsonl.1.tmp"
+    tmp.write_text('{"type":"session","title":"t"}\n')
+    os.replace(tmp, f)
+    assert rec.wait(lambda: canon in [p for _, p in rec.files[n:]])
+    n = len(rec.files)
+    f.unlink()
+    assert rec.wait(lambda: canon in [p for _, p in rec.files[n:]])
+
+
+def test_session_files_appearing_and_vanishing_under_root(
+    tmp_path: Path, watcher: tuple[SessionWatcher, Recorder]
+) -> None:
+    w, rec = watcher
+    root = tmp_path / "sessions"
+    (root / "-proj").mkdir(parents=True)
+    old = root / "-proj" / "old.jsonl"
+    old.write_text("{}\n")
+    w.set_roots([str(root)])
+    settle(w)
+    assert rec.lists == []  # the first listing is the baseline, not a change
+    new = root / "-proj" / "new.jsonl"
+    new.write_text("{}\n")
+    (root / "-proj" / ".new.jsonl.5.tmp").write_text("x")  # temp files never list
+    (root / "-proj" / "notes.txt").write_text("x")
+    assert rec.wait(lambda: str(new) in rec.added())
+    deeper = root / "-other" / "s.jsonl"
+    deeper.parent.mkdir()
+    deeper.write_text("{}\n")
+    assert rec.wait(lambda: str(deeper) in rec.added())
+    old.unlink()
+    assert rec.wait(lambda: str(old) in rec.removed())
+    time.sleep(0.3)
+    assert rec.added() == {str(new), str(deeper)}
+    assert rec.removed() == {str(old)}
+
+
+def test_atomic_rewrite_does_not_count_as_a_new_file(
+    tmp_path: Path, watcher: tuple[SessionWatcher, Recorder]
+) -> None:
+    w, rec = watcher
+    root = tmp_path / "sessions"
+    root.mkdir()
+    f = root / "a.jsonl"
+    f.write_text("{}\n")
+    w.set_roots([str(root)])
+    settle(w)
+    tmp = root / ".a.jsonl.1.tmp"
+    tmp.write_text('{"a":1}\n')
+    os.replace(tmp, f)
+    time.sleep(0.5)
+    assert rec.added() == set() and rec.removed() == set()
+
+
+def test_root_created_later_is_picked_up(tmp_path: Path, watcher: tuple[SessionWatcher, Recorder]) -> None:
+    w, rec = watcher
+    root = tmp_path / "agent" / "sessions"
+    w.set_roots([str(root)])
+    settle(w)
+    (root / "-p").mkdir(parents=True)
+    f = root / "-p" / "s.jsonl"
+    f.write_text("{}\n")
+    # Without inotify on a missing root this rests on the safety poll (1 s).
+    assert rec.wait(lambda: str(f) in rec.added(), timeout=4)
+
+
+def test_followed_file_outside_roots_lists_its_directory(
+    tmp_path: Path, watcher: tuple[SessionWatcher, Recorder]
+) -> None:
+    w, rec = watcher
+    d = tmp_path / "elsewhere"
+    d.mkdir()
+    f = d / "a.jsonl"
+    f.write_text("{}\n")
+    w.track_file(str(f))
+    settle(w)
+    sibling = d / "b.jsonl"
+    sibling.write_text("{}\n")
+    assert rec.wait(lambda: str(sibling) in rec.added())
