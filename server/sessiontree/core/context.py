@@ -1,0 +1,405 @@
+"""Rebuilding what the model sees from a node of the session tree.
+
+`build_session_context(entries, leaf_id, by_id)` follows the reference's
+`buildSessionContext` (reference-behavior.md section 13) with two deliberate
+divergences (DIVERGENCES.md):
+
+* item 3: the walk from the leaf to the root stops when it meets an entry it has already
+  visited, so a self-parented entry or a longer parent cycle cannot hang it;
+* item 5: an assistant message sets ``models["default"]`` only when the path holds no
+  ``model_change`` for the role ``"default"`` (the design documents' "fallback" rule).
+
+Everything here is pure and works over plain entry dicts; the manager calls it with its
+own entries (or with the path it already knows, through `context_from_path`).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final
+
+__all__ = [
+    "LAST_ENTRY",
+    "SessionContext",
+    "build_session_context",
+    "context_from_path",
+    "entry_timestamp_ms",
+    "js_date_parse",
+    "path_to_leaf",
+]
+
+
+class _LastEntry:
+    """Sentinel type: "no leaf id given", meaning the last entry of the list."""
+
+    _instance: _LastEntry | None = None
+
+    def __new__(cls) -> _LastEntry:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "LAST_ENTRY"
+
+
+LAST_ENTRY: Final = _LastEntry()
+"""Default of ``leaf_id``: like the reference's ``undefined``, use the last entry."""
+
+
+@dataclass
+class SessionContext:
+    """The state the agent rebuilds from the path root → leaf (reference section 13).
+
+    ``messages`` are the agent messages in order (message entries as stored, plus the
+    synthetic ``custom``, ``branchSummary`` and ``compactionSummary`` messages).
+    Absent optional state is ``None``; `to_dict` leaves it out like ``JSON.stringify``
+    leaves out ``undefined``.
+    """
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    thinking_level: str = "off"
+    models: dict[str, str] = field(default_factory=dict)
+    injected_ttsr_rules: list[str] = field(default_factory=list)
+    mode: Any = "none"
+    mode_data: Any = None
+    service_tier: Any = None
+    active_context_name: Any = None
+    active_context_tenant: Any = None
+    selected_mcp_tool_names: list[str] = field(default_factory=list)
+    has_persisted_mcp_tool_selection: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The reference's result object with its camelCase keys, in its key order."""
+        out: dict[str, Any] = {"messages": self.messages, "thinkingLevel": self.thinking_level}
+        if self.service_tier is not None:
+            out["serviceTier"] = self.service_tier
+        out["models"] = self.models
+        if self.active_context_name is not None:
+            out["activeContextName"] = self.active_context_name
+        if self.active_context_tenant is not None:
+            out["activeContextTenant"] = self.active_context_tenant
+        out["injectedTtsrRules"] = self.injected_ttsr_rules
+        out["selectedMCPToolNames"] = self.selected_mcp_tool_names
+        out["hasPersistedMCPToolSelection"] = self.has_persisted_mcp_tool_selection
+        out["mode"] = self.mode
+        if self.mode_data is not None:
+            out["modeData"] = self.mode_data
+        return out
+
+
+# --- JS Date.parse -------------------------------------------------------------------
+
+_ISO_RE = re.compile(
+    r"^(?P<year>[+-]\d{6}|\d{4})"
+    r"(?:-(?P<month>\d\d)(?:-(?P<day>\d\d))?)?"
+    r"(?:T(?P<hour>\d\d):(?P<minute>\d\d)(?::(?P<second>\d\d)(?:[.,](?P<frac>\d+))?)?"
+    r"(?P<tz>Z|[+-]\d\d:?\d\d)?)?$",
+    re.IGNORECASE,
+)
+_LOCAL_RE = re.compile(
+    r"^(?P<year>\d{4})-(?P<month>\d\d)-(?P<day>\d\d)[ T](?P<hour>\d\d):(?P<minute>\d\d)"
+    r"(?::(?P<second>\d\d)(?:\.(?P<frac>\d+))?)?$"
+)
+_DAYS_IN_MONTH = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_MAX_TIME_MS = 8.64e15
+
+
+def _utc_ms(year: int, month: int, day: int, hour: int, minute: int, second: int, ms: int) -> int:
+    # calendar.timegm handles any proleptic Gregorian year datetime supports; compute days
+    # ourselves so that years outside 1..9999 (the ±YYYYYY form) also work.
+    days = _days_from_civil(year, month, day)
+    return ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + ms
+
+
+def _days_from_civil(y: int, m: int, d: int) -> int:
+    # Howard Hinnant's algorithm: days since 1970-01-01 of a proleptic Gregorian date.
+    y -= m <= 2
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def js_date_parse(value: str) -> int | None:
+    """Epoch milliseconds of an ISO-8601 string the way JS ``Date.parse`` reads it.
+
+    ``None`` where JS gives ``NaN``. The ECMAScript date-time format is supported in full
+    (``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD`` as UTC; a date-time without an offset as local
+    time; ``Z`` or ``±HH:MM``; 1-9 fraction digits truncated to milliseconds; ``24:00``;
+    the extended years ``±YYYYYY``), plus the common ``YYYY-MM-DD HH:MM[:SS]`` local form.
+    """
+    s = value.strip()
+    m = _ISO_RE.match(s)
+    local = False
+    if m is None:
+        m = _LOCAL_RE.match(s)
+        if m is None:
+            return None
+        local = True
+    g = m.groupdict()
+    year_s = g["year"]
+    if year_s == "-000000":
+        return None
+    year = int(year_s)
+    month = int(g["month"] or 1)
+    day = int(g.get("day") or 1)
+    hour = int(g["hour"] or 0)
+    minute = int(g["minute"] or 0)
+    second = int(g["second"] or 0)
+    frac = g["frac"] or ""
+    ms = int((frac + "00")[:3]) if frac else 0
+    if not 1 <= month <= 12 or not 1 <= day <= _DAYS_IN_MONTH[month - 1]:
+        return None
+    if month == 2 and day == 29 and not (year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)):
+        return None
+    if hour > 24 or minute > 59 or second > 59 or (hour == 24 and (minute or second or ms)):
+        return None
+    tz = g.get("tz")
+    if tz is None and g["hour"] is not None:
+        local = True
+    total = _utc_ms(year, month, day, hour, minute, second, ms)
+    if local:
+        total -= _local_offset_ms(total)
+    elif tz and tz.upper() != "Z":
+        sign = 1 if tz[0] == "+" else -1
+        digits = tz[1:].replace(":", "")
+        oh, om = int(digits[:2]), int(digits[2:])
+        if oh > 23 or om > 59:
+            return None
+        total -= sign * (oh * 60 + om) * 60_000
+    if abs(total) > _MAX_TIME_MS:
+        return None
+    return total
+
+
+def _local_offset_ms(wall_ms: int) -> int:
+    # Offset of local time from UTC at the given wall-clock time (best effort; outside the
+    # range the platform supports, the current offset is used).
+    try:
+        secs = wall_ms // 1000
+        lt = time.localtime(secs)
+        guess = calendar.timegm(lt) - secs
+        lt2 = time.localtime(secs - guess)
+        return (calendar.timegm(lt2) - (secs - guess)) * 1000
+    except (OverflowError, OSError, ValueError):
+        return int(datetime.now().astimezone().utcoffset().total_seconds() * 1000)  # type: ignore[union-attr]
+
+
+def entry_timestamp_ms(ts: Any) -> int | float | None:
+    """``new Date(ts).getTime()`` for an entry's timestamp (``None`` stands for NaN)."""
+    if isinstance(ts, bool):
+        return None
+    if isinstance(ts, int | float):
+        return ts
+    if isinstance(ts, str):
+        return js_date_parse(ts)
+    return None
+
+
+# --- the path -------------------------------------------------------------------------
+
+
+def path_to_leaf(
+    leaf: Mapping[str, Any], get: Callable[[str], Mapping[str, Any] | None]
+) -> list[dict[str, Any]]:
+    """The entries from the root down to ``leaf`` following ``parentId``.
+
+    The walk ends at a null or unknown parent, and (DIVERGENCES.md item 3) at an id it
+    has already visited, so a parent cycle is cut where the walk first meets it again.
+    """
+    out: list[Any] = []
+    seen: set[Any] = set()
+    cur: Mapping[str, Any] | None = leaf
+    while cur is not None:
+        eid = cur.get("id")
+        if eid in seen:
+            break
+        seen.add(eid)
+        out.append(cur)
+        pid = cur.get("parentId")
+        if not isinstance(pid, str):
+            break
+        cur = get(pid)
+    out.reverse()
+    return out
+
+
+# --- state and messages ---------------------------------------------------------------
+
+
+def _js_str(v: Any) -> str:
+    if v is None:
+        return "undefined"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _custom_message(entry: Mapping[str, Any]) -> dict[str, Any]:
+    msg: dict[str, Any] = {"role": "custom"}
+    for key in ("customType", "content", "display", "details", "attribution"):
+        if key in entry:  # a missing key is JS undefined, left out; null stays null
+            msg[key] = entry[key]
+    msg["timestamp"] = entry_timestamp_ms(entry.get("timestamp"))
+    return msg
+
+
+def _append_message(entry: Mapping[str, Any], out: list[dict[str, Any]]) -> None:
+    etype = entry.get("type")
+    if etype == "message":
+        message = entry.get("message")
+        if message is not None:
+            out.append(message)  # type: ignore[arg-type]
+    elif etype == "custom_message":
+        out.append(_custom_message(entry))
+    elif etype == "branch_summary":
+        summary = entry.get("summary")
+        if summary:
+            out.append(
+                {
+                    "role": "branchSummary",
+                    "summary": summary,
+                    "fromId": entry.get("fromId"),
+                    "timestamp": entry_timestamp_ms(entry.get("timestamp")),
+                }
+            )
+
+
+def _provider_payload(compaction: Mapping[str, Any]) -> dict[str, Any] | None:
+    preserve = compaction.get("preserveData")
+    if not isinstance(preserve, dict):
+        return None
+    remote = preserve.get("openaiRemoteCompaction")
+    if not isinstance(remote, dict):
+        return None
+    provider = remote.get("provider")
+    history = remote.get("replacementHistory")
+    if isinstance(provider, str) and provider and isinstance(history, list):
+        return {"type": "openaiResponsesHistory", "provider": provider, "items": history}
+    return None
+
+
+def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
+    """The context of a root → leaf path (steps 4-6 of reference section 13)."""
+    ctx = SessionContext()
+    # DIVERGENCE 5: an explicit default model on the path beats every assistant message.
+    has_default_model_change = any(
+        e.get("type") == "model_change" and e.get("model") and (e.get("role") or "default") == "default"
+        for e in path
+    )
+    ttsr: dict[str, None] = {}
+    compaction_index = -1
+    for i, entry in enumerate(path):
+        etype = entry.get("type")
+        if etype == "thinking_level_change":
+            level = entry.get("thinkingLevel")
+            ctx.thinking_level = level if level is not None else "off"
+        elif etype == "model_change":
+            model = entry.get("model")
+            if model:
+                role = entry.get("role")
+                ctx.models[role if role is not None else "default"] = model
+        elif etype == "message":
+            message = entry.get("message")
+            if (
+                isinstance(message, dict)
+                and message.get("role") == "assistant"
+                and not has_default_model_change
+            ):
+                ctx.models["default"] = f"{_js_str(message.get('provider'))}/{_js_str(message.get('model'))}"
+        elif etype == "context_change":
+            ctx.active_context_name = entry.get("contextName")
+            ctx.active_context_tenant = entry.get("tenant")
+        elif etype == "service_tier_change":
+            ctx.service_tier = entry.get("serviceTier")
+        elif etype == "compaction":
+            compaction_index = i
+        elif etype == "ttsr_injection":
+            rules = entry.get("injectedRules")
+            if isinstance(rules, list):
+                for name in rules:
+                    ttsr.setdefault(name, None)
+        elif etype == "mcp_tool_selection":
+            names = entry.get("selectedToolNames")
+            ctx.selected_mcp_tool_names = list(names) if isinstance(names, list) else []
+            ctx.has_persisted_mcp_tool_selection = True
+        elif etype == "mode_change":
+            ctx.mode = entry.get("mode")
+            ctx.mode_data = entry.get("data")
+    ctx.injected_ttsr_rules = list(ttsr)
+
+    messages: list[dict[str, Any]] = []
+    if compaction_index < 0:
+        for entry in path:
+            _append_message(entry, messages)
+    else:
+        comp = path[compaction_index]
+        payload = _provider_payload(comp)
+        summary_msg: dict[str, Any] = {"role": "compactionSummary"}
+        for key in ("summary", "shortSummary", "tokensBefore"):
+            if key in comp:
+                summary_msg[key] = comp[key]
+        if payload is not None:
+            summary_msg["providerPayload"] = payload
+        summary_msg["timestamp"] = entry_timestamp_ms(comp.get("timestamp"))
+        messages.append(summary_msg)
+        if payload is None:
+            first_kept = comp.get("firstKeptEntryId")
+            found = False
+            for entry in path[:compaction_index]:
+                if not found and first_kept is not None and entry.get("id") == first_kept:
+                    found = True
+                if found:
+                    _append_message(entry, messages)
+        for entry in path[compaction_index + 1 :]:
+            _append_message(entry, messages)
+    ctx.messages = messages
+    return ctx
+
+
+def build_session_context(
+    entries: Sequence[Mapping[str, Any]],
+    leaf_id: str | _LastEntry | None = LAST_ENTRY,
+    by_id: Mapping[str, Mapping[str, Any]] | None = None,
+) -> SessionContext:
+    """The reference's ``buildSessionContext(entries, leafId?, byId?)`` (section 13).
+
+    ``leaf_id=None`` gives the empty context (what ``resetLeaf`` leads to). A leaf id
+    that is not found, and the default `LAST_ENTRY`, use the last entry of ``entries``.
+    When ``by_id`` is given, ``entries`` is only consulted for that fallback, so a caller
+    holding many entries may pass a lazy sequence.
+    """
+    if leaf_id is None:
+        return SessionContext()
+    if by_id is None:
+        by_id = _index(entries)
+    leaf: Mapping[str, Any] | None = None
+    if isinstance(leaf_id, str) and leaf_id:
+        leaf = by_id.get(leaf_id)
+    if leaf is None:
+        if len(entries) == 0:
+            return SessionContext()
+        leaf = entries[-1]
+    path = path_to_leaf(leaf, by_id.get)
+    return context_from_path(path)
+
+
+def _index(entries: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    by_id: dict[str, Mapping[str, Any]] = {}
+    for e in entries:
+        if isinstance(e, Mapping):
+            eid = e.get("id")
+            if isinstance(eid, str) and e.get("type") != "session":
+                by_id[eid] = e
+    return by_id

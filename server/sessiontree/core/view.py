@@ -1,0 +1,1069 @@
+"""The tree view model: the rows the agent's ``/tree`` selector shows, exactly.
+
+The rules are those of ``tree-view-rules.md`` (ordering with the active branch first,
+indent, gutters, connector prefix, active-path marker, labels, display text, the five
+filter modes, multi-token search, the selected row). See ``docs/tree-view.md``.
+
+The view reads a *tree source* (`TreeSource`): skeletons, children in ``getTree()``
+order, labels, full entries on demand, the current leaf and a version. A
+`SessionManager` is adapted with `as_tree_source` (its ``index`` provides everything);
+`EntriesTreeSource` builds one from a list of entry dicts.
+
+Performance: the flattened order and the prefix structure come from skeletons only and
+are cached per (version, leaf); the filtered row list per (version, leaf, filter,
+search). Display text is built only for the rows of the requested page, and the
+tool-call display of a ``toolResult`` row looks for its call in the row's ancestors
+first (a full map of every assistant's tool calls is built only when that fails).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, runtime_checkable
+
+from sessiontree.core.context import LAST_ENTRY, _LastEntry
+
+__all__ = [
+    "FILTER_MODES",
+    "FILTER_SUFFIXES",
+    "EntriesTreeSource",
+    "EntrySummary",
+    "Row",
+    "TreeSource",
+    "ViewPage",
+    "active_path_ids",
+    "as_tree_source",
+    "build_view",
+    "display_text",
+    "entry_summary",
+    "extract_content",
+    "format_tool_call",
+    "js_json_stringify",
+    "js_round",
+    "next_filter",
+    "normalize",
+    "searchable_text",
+    "window_start",
+]
+
+FILTER_MODES: Final[tuple[str, ...]] = ("default", "no-tools", "user-only", "labeled-only", "all")
+"""The filter modes in the selector's cycle order (Ctrl+O forward, Shift+Ctrl+O back)."""
+
+FILTER_SUFFIXES: Final[Mapping[str, str]] = {
+    "default": "",
+    "no-tools": " [no-tools]",
+    "user-only": " [user]",
+    "labeled-only": " [labeled]",
+    "all": " [all]",
+}
+"""The footer suffix of each filter mode."""
+
+_SETTINGS_TYPES: Final = frozenset({"label", "custom", "model_change", "thinking_level_change"})
+_EXTRACT_LIMIT: Final = 200
+# JS String.prototype.trim / \s: WhiteSpace + LineTerminator.
+_JS_WS: Final = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+def next_filter(mode: str, direction: int = 1) -> str:
+    """The mode after ``mode`` in the cycle (``direction`` -1 goes back)."""
+    i = FILTER_MODES.index(mode) if mode in FILTER_MODES else 0
+    return FILTER_MODES[(i + (1 if direction >= 0 else -1)) % len(FILTER_MODES)]
+
+
+# --- JS helpers ------------------------------------------------------------------------
+
+
+def _u16len(s: str) -> int:
+    if s.isascii():
+        return len(s)
+    return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
+
+
+def _u16slice(s: str, n: int) -> str:
+    """``s.slice(0, n)`` in UTF-16 code units (a cut surrogate pair drops the half)."""
+    if len(s) <= n and (s.isascii() or _u16len(s) <= n):
+        return s
+    if s.isascii():
+        return s[:n]
+    units = 0
+    for i, ch in enumerate(s):
+        units += 2 if ord(ch) > 0xFFFF else 1
+        if units > n:
+            return s[:i]
+    return s
+
+
+def js_round(x: float) -> int | float:
+    """JS ``Math.round``: halves round up (towards +infinity); NaN stays NaN."""
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return x
+    r = math.floor(x)
+    return r + 1 if x - r >= 0.5 else r
+
+
+def _js_number(v: float | int) -> str:
+    """``String(n)`` / ``JSON.stringify(n)`` of a number (shortest round-trip digits)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    if v == 0:
+        return "0"
+    sign = "-" if v < 0 else ""
+    r = repr(abs(v))
+    mant, _, exp_s = r.partition("e")
+    exp = int(exp_s) if exp_s else 0
+    int_part, _, frac_part = mant.partition(".")
+    digits = (int_part + frac_part).lstrip("0")
+    # position of the decimal point relative to the start of `digits`
+    lead_zeros = len(int_part + frac_part) - len((int_part + frac_part).lstrip("0"))
+    n = len(int_part) - lead_zeros + exp
+    digits = digits.rstrip("0") or "0"
+    k = len(digits)
+    if k <= n <= 21:
+        out = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        out = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        out = digits[0] + ("." + digits[1:] if k > 1 else "") + "e" + ("+" if e >= 0 else "-") + str(abs(e))
+    return sign + out
+
+
+def _json_str(s: str) -> str:
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif o < 0x20:
+            out.append(
+                {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch, f"\\u{o:04x}")
+            )
+        elif 0xD800 <= o <= 0xDFFF:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _is_array_index(k: str) -> bool:
+    return k.isdigit() and (k == "0" or k[0] != "0") and int(k) < 4294967295
+
+
+def js_json_stringify(value: Any) -> str:
+    """``JSON.stringify(value)`` with no indentation, byte for byte as JS prints it.
+
+    Integer-like keys come first in ascending order (JS property order), numbers use JS
+    formatting (``5.0`` → ``5``, ``1e-7``), non-finite numbers become ``null``.
+    """
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return _json_str(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return "null" if math.isnan(value) or math.isinf(value) else _js_number(value)
+    if isinstance(value, Mapping):
+        keys = [str(k) for k in value]
+        idx = sorted((k for k in keys if _is_array_index(k)), key=int)
+        rest = [k for k in keys if not _is_array_index(k)]
+        items = {str(k): v for k, v in value.items()}
+        return "{" + ",".join(_json_str(k) + ":" + js_json_stringify(items[k]) for k in idx + rest) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(js_json_stringify(v) for v in value) + "]"
+    return _json_str(str(value))
+
+
+def _js_string(v: Any) -> str:
+    """``String(v)`` for JSON values."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return _js_number(v)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list):
+        return ",".join("" if x is None else _js_string(x) for x in v)
+    if isinstance(v, Mapping):
+        return "[object Object]"
+    return str(v)
+
+
+def _truthy(v: Any) -> bool:
+    if isinstance(v, float) and math.isnan(v):
+        return False
+    if isinstance(v, Mapping | list):
+        return True
+    return bool(v)
+
+
+def _or(*values: Any) -> Any:
+    """JS ``a || b || c``."""
+    for v in values[:-1]:
+        if _truthy(v):
+            return v
+    return values[-1]
+
+
+# --- display text ----------------------------------------------------------------------
+
+
+def normalize(s: Any) -> str:
+    """Newlines and tabs to spaces, then JS ``trim()``."""
+    if not isinstance(s, str):
+        s = "" if s is None else _js_string(s)
+    return s.replace("\n", " ").replace("\t", " ").strip(_JS_WS)
+
+
+def extract_content(content: Any) -> str:
+    """The first 200 characters of a string, or of the concatenated text blocks."""
+    if isinstance(content, str):
+        return _u16slice(content, _EXTRACT_LIMIT)
+    if isinstance(content, list):
+        out = ""
+        for block in content:
+            if isinstance(block, Mapping) and block.get("type") == "text":
+                text = block.get("text")
+                if isinstance(text, str):
+                    out += text
+                    if _u16len(out) >= _EXTRACT_LIMIT:
+                        return _u16slice(out, _EXTRACT_LIMIT)
+        return out
+    return ""
+
+
+def _join_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            b["text"]
+            for b in content
+            if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+def _home_dir() -> str:
+    return os.environ.get("HOME") or os.environ.get("USERPROFILE") or ""
+
+
+def format_tool_call(name: Any, args: Any, home: str | None = None) -> str:
+    """The tree selector's one-line display of a tool call (tree-view-rules.md)."""
+    home = _home_dir() if home is None else home
+    a: Mapping[str, Any] = args if isinstance(args, Mapping) else {}
+
+    def shorten(p: str) -> str:
+        return "~" + p[len(home) :] if home and p.startswith(home) else p
+
+    if name == "read":
+        display = shorten(_js_string(_or(a.get("path"), a.get("file_path"), "")))
+        if "offset" in a or "limit" in a:
+            offset = a.get("offset")
+            start: Any = offset if offset is not None else 1
+            end: Any = ""
+            if "limit" in a:
+                limit = a.get("limit")
+                lim = 0 if limit is None else limit
+                if isinstance(start, int | float) and isinstance(lim, int | float):
+                    end = start + lim - 1
+                else:
+                    end = math.nan
+            display += ":" + _js_string(start) + (f"-{_js_string(end)}" if _truthy(end) else "")
+        return f"[read: {display}]"
+    if name in ("write", "edit"):
+        return f"[{name}: {shorten(_js_string(_or(a.get('path'), a.get('file_path'), '')))}]"
+    if name == "bash":
+        raw = a.get("command")
+        cmd = _js_string(_or(raw, ""))
+        cmd = _u16slice(cmd.replace("\n", " ").replace("\t", " ").strip(_JS_WS), 50)
+        more = isinstance(raw, str) and _u16len(raw) > 50
+        return f"[bash: {cmd}{'...' if more else ''}]"
+    if name == "grep":
+        pattern = _js_string(_or(a.get("pattern"), ""))
+        return f"[grep: /{pattern}/ in {shorten(_js_string(_or(a.get('path'), '.')))}]"
+    if name == "find":
+        pattern = _js_string(_or(a.get("pattern"), ""))
+        return f"[find: {pattern} in {shorten(_js_string(_or(a.get('path'), '.')))}]"
+    if name == "ls":
+        return f"[ls: {shorten(_js_string(_or(a.get('path'), '.')))}]"
+    raw_json = js_json_stringify(args if args is not None else {})
+    cut = _u16slice(raw_json, 40)
+    return f"[{'undefined' if name is None else _js_string(name)}: {cut}{'...' if _u16len(raw_json) > 40 else ''}]"
+
+
+class _ToolCallMap(Protocol):
+    def get(self, key: Any, /) -> Any: ...
+
+
+def display_text(
+    entry: Mapping[str, Any], tool_calls: _ToolCallMap | None = None, home: str | None = None
+) -> str:
+    """The one-line text of an entry as the tree selector shows it (without label/marker).
+
+    ``tool_calls`` maps a toolCallId to ``{"name", "arguments"}`` (the selector's tool-call
+    map); ``home`` overrides ``$HOME`` for path shortening.
+    """
+    etype = entry.get("type")
+    if etype == "message":
+        msg = entry.get("message")
+        if not isinstance(msg, Mapping):
+            msg = {}
+        role = msg.get("role")
+        if role == "user":
+            return "user: " + normalize(extract_content(msg.get("content")))
+        if role == "assistant":
+            text = normalize(extract_content(msg.get("content")))
+            if text:
+                return "assistant: " + text
+            if msg.get("stopReason") == "aborted":
+                return "assistant: (aborted)"
+            err = msg.get("errorMessage")
+            if _truthy(err):
+                return "assistant: " + _u16slice(normalize(err), 80)
+            return "assistant: (no content)"
+        if role == "toolResult":
+            call_id = msg.get("toolCallId")
+            tc = tool_calls.get(call_id) if tool_calls is not None and isinstance(call_id, Hashable) else None
+            if tc:
+                return format_tool_call(tc.get("name"), tc.get("arguments"), home)
+            tool_name = msg.get("toolName")
+            return f"[{_js_string(tool_name)}]" if _truthy(tool_name) else "[tool]"
+        if role == "bashExecution":
+            return "[bash]: " + normalize(msg.get("command"))
+        return f"[{'undefined' if role is None else _js_string(role)}]"
+    if etype == "custom_message":
+        return f"[{_js_string(entry.get('customType'))}]: " + normalize(_join_text(entry.get("content")))
+    if etype == "compaction":
+        tokens = entry.get("tokensBefore")
+        if isinstance(tokens, int | float) and not isinstance(tokens, bool):
+            n = _js_number(js_round(tokens / 1000))
+        else:
+            n = "NaN"  # Math.round(undefined / 1000)
+        return f"[compaction: {n}k tokens]"
+    if etype == "branch_summary":
+        return "[branch summary]: " + normalize(entry.get("summary"))
+    if etype == "model_change":
+        return f"[model: {_js_string(entry.get('model'))}]"
+    if etype == "thinking_level_change":
+        level = entry.get("thinkingLevel")
+        return f"[thinking: {'off' if level is None else _js_string(level)}]"
+    if etype == "custom":
+        return f"[custom: {_js_string(entry.get('customType'))}]"
+    if etype == "label":
+        label = entry.get("label")
+        return f"[label: {_js_string(label) if _truthy(label) else '(cleared)'}]"
+    return ""
+
+
+def _searchable_body(entry: Mapping[str, Any]) -> list[str]:
+    etype = entry.get("type")
+    parts: list[str] = []
+    if etype == "message":
+        msg = entry.get("message")
+        if not isinstance(msg, Mapping):
+            return parts
+        role = msg.get("role")
+        parts.append("" if role is None else _js_string(role))
+        content = msg.get("content")
+        if _truthy(content):
+            parts.append(extract_content(content))
+        if role == "bashExecution" and _truthy(msg.get("command")):
+            parts.append(_js_string(msg.get("command")))
+    elif etype == "custom_message":
+        parts.append(_js_string(entry.get("customType")))
+        content = entry.get("content")
+        parts.append(content if isinstance(content, str) else extract_content(content))
+    elif etype == "compaction":
+        parts.append("compaction")
+    elif etype == "branch_summary":
+        parts += ["branch summary", _js_string(entry.get("summary") or "")]
+    elif etype == "model_change":
+        parts += ["model", _js_string(entry.get("model") or "")]
+    elif etype == "thinking_level_change":
+        level = entry.get("thinkingLevel")
+        parts += ["thinking", "off" if level is None else _js_string(level)]
+    elif etype == "custom":
+        parts += ["custom", _js_string(entry.get("customType") or "")]
+    elif etype == "label":
+        label = entry.get("label")
+        parts += ["label", "" if label is None else _js_string(label)]
+    return parts
+
+
+def searchable_text(entry: Mapping[str, Any], label: str | None = None) -> str:
+    """The text a search query is matched against (not lowercased)."""
+    parts = [label] if label else []
+    parts += _searchable_body(entry)
+    return " ".join(parts)
+
+
+# --- tree sources ----------------------------------------------------------------------
+
+
+@runtime_checkable
+class TreeSource(Protocol):
+    """What the view reads. ``SessionManager`` is adapted by `as_tree_source`.
+
+    ``skeleton(id)`` returns an object with the attributes of ``core.index.Skeleton``
+    (``id, parent_id, type, timestamp, role, stop_reason, has_text, tool_call_id``...);
+    ``children(None)`` gives the roots. ``version()`` changes whenever the tree or the
+    labels change (the leaf is passed separately).
+    """
+
+    @property
+    def labels(self) -> Mapping[str, str]: ...
+
+    def skeleton(self, entry_id: str) -> Any: ...
+
+    def children(self, parent_id: str | None) -> Sequence[str]: ...
+
+    def get_entry(self, entry_id: str) -> Mapping[str, Any] | None: ...
+
+    def get_leaf_id(self) -> str | None: ...
+
+    def version(self) -> Hashable: ...
+
+
+class _Cache:
+    """Per-source caches of flattened trees, filtered lists and searchable text."""
+
+    def __init__(self) -> None:
+        self.flat: OrderedDict[Hashable, _Flat] = OrderedDict()
+        self.filtered: OrderedDict[Hashable, _Filtered] = OrderedDict()
+        self.search_version: Hashable = None
+        self.search_text: dict[str, str] = {}
+        self.tool_map_version: Hashable = None
+        self.tool_map: dict[Any, Mapping[str, Any]] | None = None
+
+
+class _SourceBase:
+    _view_cache: _Cache
+
+    def _cache(self) -> _Cache:
+        c = getattr(self, "_view_cache", None)
+        if c is None:
+            c = _Cache()
+            self._view_cache = c
+        return c
+
+
+class ManagerTreeSource(_SourceBase):
+    """A `TreeSource` over a ``SessionManager`` (through ``manager.index``)."""
+
+    def __init__(self, manager: Any) -> None:
+        self.manager = manager
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return self.manager.index.labels  # type: ignore[no-any-return]
+
+    def skeleton(self, entry_id: str) -> Any:
+        return self.manager.index.skeleton(entry_id)
+
+    def children(self, parent_id: str | None) -> Sequence[str]:
+        return self.manager.index.children(parent_id)  # type: ignore[no-any-return]
+
+    def get_entry(self, entry_id: str) -> Mapping[str, Any] | None:
+        return self.manager.get_entry(entry_id)  # type: ignore[no-any-return]
+
+    def get_leaf_id(self) -> str | None:
+        return self.manager.get_leaf_id()  # type: ignore[no-any-return]
+
+    def version(self) -> Hashable:
+        index = self.manager.index
+        v = getattr(index, "version", None)
+        if callable(v):
+            v = v()
+        # The index object itself is part of the key: a rebuilt index is a new tree.
+        return (id(index), v, len(index), len(index.labels))
+
+
+class EntriesTreeSource(_SourceBase):
+    """A `TreeSource` built from a list of entry dicts (a header dict is skipped).
+
+    ``leaf_id`` defaults to the last entry, like a freshly opened session.
+    """
+
+    def __init__(
+        self, entries: Iterable[Mapping[str, Any]], leaf_id: str | _LastEntry | None = LAST_ENTRY
+    ) -> None:
+        from sessiontree.core.index import EntryIndex
+
+        self.index = EntryIndex()
+        last: str | None = None
+        for e in entries:
+            if not isinstance(e, Mapping) or e.get("type") == "session":
+                continue
+            self.index.add_held(e)  # type: ignore[arg-type]
+            eid = e.get("id")
+            last = eid if isinstance(eid, str) else last
+        self.leaf_id: str | None = last if isinstance(leaf_id, _LastEntry) else leaf_id
+        self._version = 0
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return self.index.labels
+
+    def skeleton(self, entry_id: str) -> Any:
+        return self.index.skeleton(entry_id)
+
+    def children(self, parent_id: str | None) -> Sequence[str]:
+        return self.index.children(parent_id)
+
+    def get_entry(self, entry_id: str) -> Mapping[str, Any] | None:
+        return self.index.get(entry_id)
+
+    def get_leaf_id(self) -> str | None:
+        return self.leaf_id
+
+    def version(self) -> Hashable:
+        return (len(self.index), len(self.index.labels))
+
+    def append(self, entry: Mapping[str, Any], move_leaf: bool = True) -> None:
+        """Add an entry (and by default make it the leaf)."""
+        self.index.add_held(entry)  # type: ignore[arg-type]
+        if move_leaf and isinstance(entry.get("id"), str):
+            self.leaf_id = entry["id"]
+
+
+_ADAPTERS: weakref.WeakKeyDictionary[Any, ManagerTreeSource] = weakref.WeakKeyDictionary()
+
+
+def as_tree_source(obj: Any) -> TreeSource:
+    """A `TreeSource` for a manager, a list of entry dicts, or a source (returned as is).
+
+    The adapter of a manager is kept (weakly) so that its caches live as long as it does.
+    """
+    if isinstance(obj, _SourceBase):
+        return obj  # type: ignore[return-value]
+    if hasattr(obj, "index") and hasattr(obj, "get_entry"):
+        try:
+            src = _ADAPTERS.get(obj)
+        except TypeError:
+            return ManagerTreeSource(obj)  # type: ignore[return-value]
+        if src is None:
+            src = ManagerTreeSource(obj)
+            _ADAPTERS[obj] = src
+        return src  # type: ignore[return-value]
+    if isinstance(obj, TreeSource):
+        return obj
+    if isinstance(obj, list | tuple):
+        return EntriesTreeSource(obj)  # type: ignore[return-value]
+    raise TypeError(f"not a tree source: {type(obj).__name__}")
+
+
+# --- flattening ------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Flat:
+    ids: list[str]
+    indent: list[int]
+    show_connector: list[bool]
+    is_last: list[bool]
+    gutters: list[tuple[tuple[int, bool], ...]]
+    virtual_root: list[bool]
+    multiple_roots: bool
+    active_path: frozenset[str]
+
+
+def active_path_ids(source: TreeSource, leaf_id: str | None) -> list[str]:
+    """The leaf and its ancestors by ``parentId`` (leaf first), stopping at a repeat."""
+    out: list[str] = []
+    seen: set[str] = set()
+    cur = leaf_id
+    while isinstance(cur, str) and cur not in seen:
+        seen.add(cur)
+        out.append(cur)
+        sk = source.skeleton(cur)
+        if sk is None:
+            break
+        cur = sk.parent_id
+    return out
+
+
+def _flatten(source: TreeSource, leaf_id: str | None) -> _Flat:
+    roots = list(source.children(None))
+    root_set = set(roots)
+    # Ancestors of the leaf in the tree (the subtrees that contain it).
+    contains: set[str] = set()
+    if leaf_id is not None and source.skeleton(leaf_id) is not None:
+        cur: Any = leaf_id
+        while isinstance(cur, str) and cur not in contains:
+            contains.add(cur)
+            if cur in root_set:
+                break
+            sk = source.skeleton(cur)
+            if sk is None:
+                break
+            cur = sk.parent_id
+    multi = len(roots) > 1
+    if contains and multi:
+        roots = [r for r in roots if r in contains] + [r for r in roots if r not in contains]
+    ids: list[str] = []
+    indent_l: list[int] = []
+    conn_l: list[bool] = []
+    last_l: list[bool] = []
+    gut_l: list[tuple[tuple[int, bool], ...]] = []
+    vr_l: list[bool] = []
+    # (id, indent, just_branched, show_connector, is_last, gutters, is_virtual_root_child)
+    stack: list[tuple[str, int, bool, bool, bool, tuple[tuple[int, bool], ...], bool]] = []
+    n_roots = len(roots)
+    base = 1 if multi else 0
+    for i in range(n_roots - 1, -1, -1):
+        stack.append((roots[i], base, multi, multi, i == n_roots - 1, (), multi))
+    emitted: set[str] = set()
+    children = source.children
+    while stack:
+        nid, indent, jb, sc, last, gut, vr = stack.pop()
+        if nid in emitted:
+            continue  # a malformed source cannot make a row appear twice or loop
+        emitted.add(nid)
+        ids.append(nid)
+        indent_l.append(indent)
+        conn_l.append(sc)
+        last_l.append(last)
+        gut_l.append(gut)
+        vr_l.append(vr)
+        kids = children(nid)
+        if not kids:
+            continue
+        nk = len(kids)
+        if sc and not vr:
+            disp = max(0, indent - 1) if multi else indent
+            child_gut = (*gut, (max(0, disp - 1), not last))
+        else:
+            child_gut = gut
+        if nk > 1:
+            if contains:
+                kids = [k for k in kids if k in contains] + [k for k in kids if k not in contains]
+            ci = indent + 1
+            for i in range(nk - 1, -1, -1):
+                stack.append((kids[i], ci, True, True, i == nk - 1, child_gut, False))
+        else:
+            ci = indent + 1 if (jb and indent > 0) else indent
+            stack.append((kids[0], ci, False, False, True, child_gut, False))
+    return _Flat(
+        ids, indent_l, conn_l, last_l, gut_l, vr_l, multi, frozenset(active_path_ids(source, leaf_id))
+    )
+
+
+def _prefix(flat: _Flat, i: int) -> str:
+    indent = flat.indent[i]
+    disp = max(0, indent - 1) if flat.multiple_roots else indent
+    if disp == 0:
+        return ""
+    has_conn = flat.show_connector[i] and not flat.virtual_root[i]
+    gut = flat.gutters[i]
+    cells = []
+    for level in range(disp):
+        g = next((show for pos, show in gut if pos == level), None)
+        if g is not None:
+            cells.append("│  " if g else "   ")
+        elif has_conn and level == disp - 1:
+            cells.append("└─ " if flat.is_last[i] else "├─ ")
+        else:
+            cells.append("   ")
+    return "".join(cells)
+
+
+def _display_indent(flat: _Flat, i: int) -> int:
+    indent = flat.indent[i]
+    return max(0, indent - 1) if flat.multiple_roots else indent
+
+
+# --- filtering -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Filtered:
+    flat: _Flat
+    rows: list[int]  # indices into flat
+    pos: dict[str, int] | None = None  # id -> row index, built on demand
+    selected: int | None = -1  # -1: not computed yet
+
+    def position(self, entry_id: str) -> int | None:
+        if self.pos is None:
+            ids = self.flat.ids
+            self.pos = {ids[fi]: r for r, fi in enumerate(self.rows)}
+        return self.pos.get(entry_id)
+
+
+def _search_text_of(source: TreeSource, cache: _Cache, eid: str) -> str:
+    text = cache.search_text.get(eid)
+    if text is None:
+        entry = source.get_entry(eid)
+        text = " ".join(_searchable_body(entry)) if entry is not None else ""
+        cache.search_text[eid] = text
+    return text
+
+
+def _visible(
+    source: TreeSource, cache: _Cache, flat: _Flat, leaf_id: str | None, mode: str, tokens: list[str]
+) -> list[int]:
+    labels = source.labels
+    skeleton = source.skeleton
+    out: list[int] = []
+    for i, eid in enumerate(flat.ids):
+        sk = skeleton(eid)
+        if sk is None:
+            continue
+        etype = sk.type
+        role = sk.role if etype == "message" else None
+        if role == "assistant" and eid != leaf_id and not sk.has_text:
+            stop = sk.stop_reason
+            if not stop or stop in ("stop", "toolUse"):
+                continue
+        if mode == "default":
+            if etype in _SETTINGS_TYPES:
+                continue
+        elif mode == "no-tools":
+            if etype in _SETTINGS_TYPES or role == "toolResult":
+                continue
+        elif mode == "user-only":
+            if role != "user":
+                continue
+        elif mode == "labeled-only" and eid not in labels:
+            continue
+        if tokens:
+            label = labels.get(eid)
+            body = _search_text_of(source, cache, eid)
+            text = (f"{label} {body}" if body else label) if label else body
+            low = text.lower()
+            if not all(t in low for t in tokens):
+                continue
+        out.append(i)
+    return out
+
+
+# --- tool calls for toolResult rows ----------------------------------------------------
+
+
+def _calls_of(entry: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    if entry is None or entry.get("type") != "message":
+        return []
+    msg = entry.get("message")
+    if not isinstance(msg, Mapping) or msg.get("role") != "assistant":
+        return []
+    content = msg.get("content")
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, Mapping) and b.get("type") == "toolCall"]
+
+
+class _LazyToolCalls:
+    """The selector's tool-call map, resolved lazily for the rows being drawn.
+
+    A result's call is looked for among the result's ancestors first (where the agent
+    always writes it); only when that fails is the full map of every assistant message
+    in flattened order built (later duplicates overwrite earlier ones, as in the
+    selector). A call id duplicated across branches therefore resolves to the ancestor's
+    call.
+    """
+
+    _ANCESTOR_STEPS = 64
+
+    def __init__(
+        self, source: TreeSource, cache: _Cache, order: Callable[[], list[str]], version: Hashable
+    ) -> None:
+        self.source = source
+        self.cache = cache
+        self.order = order
+        self.version = version
+        self.start: str | None = None
+
+    def get(self, call_id: Any) -> Mapping[str, Any] | None:
+        src = self.source
+        cur = self.start
+        seen: set[str] = set()
+        steps = 0
+        while isinstance(cur, str) and cur not in seen and steps < self._ANCESTOR_STEPS:
+            seen.add(cur)
+            steps += 1
+            sk = src.skeleton(cur)
+            if sk is None:
+                break
+            if sk.type == "message" and sk.role == "assistant":
+                found = None
+                for call in _calls_of(src.get_entry(cur)):
+                    if call.get("id") == call_id:
+                        found = call
+                if found is not None:
+                    return {"name": found.get("name"), "arguments": found.get("arguments")}
+            cur = sk.parent_id
+        return self._full().get(call_id)
+
+    def _full(self) -> dict[Any, Mapping[str, Any]]:
+        c = self.cache
+        if c.tool_map is None or c.tool_map_version != self.version:
+            ids = self.order()
+            m: dict[Any, Mapping[str, Any]] = {}
+            src = self.source
+            for eid in ids:
+                sk = src.skeleton(eid)
+                if sk is None or sk.type != "message" or sk.role != "assistant":
+                    continue
+                for call in _calls_of(src.get_entry(eid)):
+                    cid = call.get("id")
+                    if isinstance(cid, Hashable):
+                        m[cid] = {"name": call.get("name"), "arguments": call.get("arguments")}
+            c.tool_map = m
+            c.tool_map_version = self.version
+        return c.tool_map
+
+
+# --- public view API -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of the rendered tree (PROTOCOL.md ``Row``).
+
+    ``depth`` is the display indent (the number of 3-character prefix cells).
+    """
+
+    id: str
+    parent_id: str | None
+    type: str
+    role: str | None
+    depth: int
+    prefix: str
+    on_active_path: bool
+    is_leaf: bool
+    label: str | None
+    text: str
+    timestamp: Any
+
+    def line(self) -> str:
+        """The full line: prefix, active-path marker, label and display text."""
+        return (
+            self.prefix
+            + ("• " if self.on_active_path else "")
+            + (f"[{self.label}] " if self.label else "")
+            + self.text
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form (camelCase; absent optional fields left out)."""
+        d: dict[str, Any] = {"id": self.id, "parentId": self.parent_id, "type": self.type}
+        if self.role is not None:
+            d["role"] = self.role
+        d.update(depth=self.depth, prefix=self.prefix, onActivePath=self.on_active_path, isLeaf=self.is_leaf)
+        if self.label is not None:
+            d["label"] = self.label
+        d.update(text=self.text, timestamp=self.timestamp)
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class ViewPage:
+    """A page of the rendered tree.
+
+    ``total`` counts all visible rows; ``selected_index`` is the absolute index (in the
+    whole filtered list, not in this page) of the leaf's row or of its nearest visible
+    ancestor, else of the last row; ``None`` when no row is visible.
+    """
+
+    rows: list[Row]
+    total: int
+    selected_index: int | None
+    leaf_id: str | None
+    offset: int = 0
+    filter: str = "default"
+
+    def footer_suffix(self) -> str:
+        """The selector's footer suffix for this page's filter mode."""
+        return FILTER_SUFFIXES.get(self.filter, "")
+
+
+@dataclass(frozen=True, slots=True)
+class EntrySummary:
+    """One entry in a line (PROTOCOL.md ``EntrySummary``)."""
+
+    id: str
+    parent_id: str | None
+    type: str
+    timestamp: Any
+    role: str | None
+    custom_type: str | None
+    text: str
+    label: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form (camelCase; absent optional fields left out)."""
+        d: dict[str, Any] = {
+            "id": self.id,
+            "parentId": self.parent_id,
+            "type": self.type,
+            "timestamp": self.timestamp,
+        }
+        if self.role is not None:
+            d["role"] = self.role
+        if self.custom_type is not None:
+            d["customType"] = self.custom_type
+        d["text"] = self.text
+        if self.label is not None:
+            d["label"] = self.label
+        return d
+
+
+def window_start(selected: int, count: int, max_rows: int) -> int:
+    """The selector's scroll window: ``max(0, min(sel - floor(max/2), count - max))``."""
+    return max(0, min(selected - max_rows // 2, count - max_rows))
+
+
+def _cache_put(od: OrderedDict[Hashable, Any], key: Hashable, value: Any, keep: int) -> None:
+    od[key] = value
+    od.move_to_end(key)
+    while len(od) > keep:
+        od.popitem(last=False)
+
+
+def _filtered(
+    source: TreeSource, leaf_id: str | None, mode: str, search: str | None
+) -> tuple[_Filtered, _Cache, Hashable]:
+    cache = source._cache() if isinstance(source, _SourceBase) else _Cache()
+    version = source.version()
+    if cache.search_version != version:
+        cache.search_text.clear()
+        cache.search_version = version
+    fkey = (version, leaf_id)
+    flat = cache.flat.get(fkey)
+    if flat is None:
+        flat = _flatten(source, leaf_id)
+        _cache_put(cache.flat, fkey, flat, 4)
+    tokens = [t for t in (search or "").lower().split() if t]
+    key = (version, leaf_id, mode, tuple(tokens))
+    filt = cache.filtered.get(key)
+    if filt is None:
+        filt = _Filtered(flat, _visible(source, cache, flat, leaf_id, mode, tokens))
+        _cache_put(cache.filtered, key, filt, 8)
+    return filt, cache, version
+
+
+def _selected(filt: _Filtered, source: TreeSource, leaf_id: str | None) -> int | None:
+    if filt.selected != -1:
+        return filt.selected
+    sel: int | None = None
+    if filt.rows:
+        sel = len(filt.rows) - 1
+        for eid in active_path_ids(source, leaf_id):
+            pos = filt.position(eid)
+            if pos is not None:
+                sel = pos
+                break
+    filt.selected = sel
+    return sel
+
+
+_CURRENT: Final = LAST_ENTRY
+
+
+def build_view(
+    source: Any,
+    *,
+    filter: str = "default",
+    search: str | None = None,
+    offset: int = 0,
+    limit: int | None = None,
+    leaf_id: str | _LastEntry | None = _CURRENT,
+    home: str | None = None,
+) -> ViewPage:
+    """The tree as the selector renders it, one page at a time.
+
+    ``source`` is a `TreeSource`, a ``SessionManager`` or a list of entry dicts. The leaf
+    defaults to the source's current leaf; pass ``leaf_id`` to view from another node
+    (``None``: no leaf, nothing reordered). ``offset``/``limit`` select the page.
+    """
+    if filter not in FILTER_MODES:
+        raise ValueError(f"unknown filter mode {filter!r}; expected one of {', '.join(FILTER_MODES)}")
+    src = as_tree_source(source)
+    leaf = src.get_leaf_id() if isinstance(leaf_id, _LastEntry) else leaf_id
+    filt, cache, version = _filtered(src, leaf, filter, search)
+    total = len(filt.rows)
+    selected = _selected(filt, src, leaf)
+    start = max(0, offset)
+    end = total if limit is None else min(total, start + max(0, limit))
+    flat = filt.flat
+    labels = src.labels
+    tool_calls = _LazyToolCalls(src, cache, lambda: flat.ids, version)
+    rows: list[Row] = []
+    for r in range(start, end):
+        fi = filt.rows[r]
+        eid = flat.ids[fi]
+        sk = src.skeleton(eid)
+        entry = src.get_entry(eid) or {}
+        tool_calls.start = sk.parent_id if sk is not None else None
+        label = labels.get(eid)
+        rows.append(
+            Row(
+                id=eid,
+                parent_id=entry.get("parentId"),
+                type=entry.get("type") or (sk.type if sk is not None else ""),
+                role=(entry.get("message") or {}).get("role") if entry.get("type") == "message" else None,
+                depth=_display_indent(flat, fi),
+                prefix=_prefix(flat, fi),
+                on_active_path=eid in flat.active_path,
+                is_leaf=eid == leaf,
+                label=label if label else None,
+                text=display_text(entry, tool_calls, home),
+                timestamp=entry.get("timestamp"),
+            )
+        )
+    return ViewPage(rows, total, selected, leaf, start, filter)
+
+
+def entry_summary(source: Any, entry_id: str, home: str | None = None) -> EntrySummary:
+    """The one-line summary of an entry (raises ``EntryNotFoundError`` when unknown)."""
+    src = as_tree_source(source)
+    entry = src.get_entry(entry_id)
+    if entry is None:
+        from sessiontree.core.errors import EntryNotFoundError
+
+        raise EntryNotFoundError(entry_id)
+    sk = src.skeleton(entry_id)
+    version = src.version()
+    cache = src._cache() if isinstance(src, _SourceBase) else _Cache()
+
+    def order() -> list[str]:
+        leaf = src.get_leaf_id()
+        flat = cache.flat.get((version, leaf))
+        return (flat or _flatten(src, leaf)).ids
+
+    tool_calls = _LazyToolCalls(src, cache, order, version)
+    tool_calls.start = sk.parent_id if sk is not None else entry.get("parentId")
+    msg = entry.get("message") if entry.get("type") == "message" else None
+    label = src.labels.get(entry_id)
+    return EntrySummary(
+        id=entry_id,
+        parent_id=entry.get("parentId"),
+        type=entry.get("type"),  # type: ignore[arg-type]
+        timestamp=entry.get("timestamp"),
+        role=msg.get("role") if isinstance(msg, Mapping) else None,
+        custom_type=entry.get("customType"),
+        text=display_text(entry, tool_calls, home),
+        label=label if label else None,
+    )
