@@ -1,0 +1,97 @@
+/** Entry point: wires the daemon connection, the two views, the documents and the commands. */
+import * as vscode from 'vscode';
+import { DaemonClient } from './client';
+import { Command, ContextKey, FILTER_MODES, type FilterMode, Scheme, Setting, View } from './constants';
+import { registerCommands } from './commands';
+import { SessionDocuments } from './documents';
+import { CurrentSession } from './session';
+import { SessionTreeProvider, type TreeElement } from './views/sessionTree';
+import { SessionsProvider } from './views/sessions';
+
+/** What `activate` returns: the live parts, for other extensions and the end-to-end tests. */
+export interface SessionTreeApi {
+  daemon: DaemonClient;
+  current: CurrentSession;
+  tree: SessionTreeProvider;
+  sessions: SessionsProvider;
+  treeView: vscode.TreeView<TreeElement>;
+  sessionsView: vscode.TreeView<unknown>;
+}
+
+let daemonRef: DaemonClient | undefined;
+
+export function activate(context: vscode.ExtensionContext): SessionTreeApi {
+  const config = vscode.workspace.getConfiguration(Setting.section);
+  const daemon = new DaemonClient();
+  daemonRef = daemon;
+  const current = new CurrentSession(daemon);
+  const defaultFilter = config.get<string>(Setting.defaultFilter) as FilterMode;
+  const tree = new SessionTreeProvider(daemon, current, {
+    filter: FILTER_MODES.includes(defaultFilter) ? defaultFilter : 'default',
+    pageSize: Math.max(50, config.get<number>(Setting.pageSize) ?? 500),
+  });
+  const sessions = new SessionsProvider(daemon, current, {
+    folders: () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+  });
+  const treeView = vscode.window.createTreeView(View.tree, { treeDataProvider: tree, showCollapseAll: true });
+  const sessionsView = vscode.window.createTreeView(View.sessions, { treeDataProvider: sessions });
+  const docs = new SessionDocuments(daemon);
+
+  const followLive = () => vscode.workspace.getConfiguration(Setting.section).get<boolean>(Setting.followLive, true);
+  context.subscriptions.push(
+    current,
+    tree,
+    sessions,
+    treeView,
+    sessionsView,
+    vscode.workspace.registerTextDocumentContentProvider(Scheme.context, docs),
+    vscode.workspace.registerTextDocumentContentProvider(Scheme.entry, docs),
+    current.onDidChange((s) => {
+      treeView.description = s?.title;
+      void vscode.commands.executeCommand('setContext', ContextKey.hasSession, !!s);
+    }),
+    tree.onDidLoad((e) => {
+      if (!e.leafChanged || !followLive() || !treeView.visible) {
+        return;
+      }
+      const node = tree.leafNode();
+      if (node) {
+        treeView.reveal(node, { select: false, focus: false, expand: true }).then(undefined, () => undefined);
+      }
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => sessions.refresh()),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (
+        e.affectsConfiguration(`${Setting.section}.${Setting.serverCommand}`) ||
+        e.affectsConfiguration(`${Setting.section}.${Setting.serverArgs}`) ||
+        e.affectsConfiguration(`${Setting.section}.${Setting.agentDir}`)
+      ) {
+        void vscode.commands.executeCommand(Command.serverRestart);
+      }
+    }),
+    ...registerCommands({ daemon, current, tree, sessions, treeView }),
+    vscode.commands.registerCommand(Command.serverRestart, async () => {
+      current.clear();
+      try {
+        await daemon.restart();
+      } catch {
+        // the reason was already shown to the user
+      }
+      sessions.refresh();
+    }),
+    vscode.commands.registerCommand(Command.serverShowLog, () => daemon.output.show()),
+  );
+  void vscode.commands.executeCommand('setContext', ContextKey.showAll, false);
+  void vscode.commands.executeCommand('setContext', ContextKey.hasSession, false);
+  daemon.start().then(
+    () => sessions.refresh(),
+    () => undefined,
+  );
+  return { daemon, current, tree, sessions, treeView, sessionsView };
+}
+
+export function deactivate(): Promise<void> | undefined {
+  const d = daemonRef;
+  daemonRef = undefined;
+  return d?.dispose();
+}

@@ -1,0 +1,118 @@
+/** Wire shapes of PROTOCOL.md (camelCase, optional fields absent rather than null). */
+
+export interface SessionInfo {
+  path: string;
+  id: string;
+  cwd: string;
+  title?: string;
+  firstMessage: string;
+  messageCount: number;
+  created: string;
+  modified: string;
+  parentSession?: string;
+}
+
+export interface OpenResult {
+  session: string;
+  path?: string;
+  header: Record<string, unknown> & { id?: string; title?: string; cwd?: string };
+  leafId: string | null;
+  entryCount: number;
+  migratedFrom?: number;
+  recovered?: { skippedLines: number; tornTail: boolean; quarantinedCopy?: string };
+  restoredLeafId?: string | null;
+}
+
+export interface EntrySummary {
+  id: string;
+  parentId: string | null;
+  type: string;
+  timestamp: string;
+  role?: string;
+  customType?: string;
+  text: string;
+  label?: string;
+}
+
+export interface Row {
+  id: string;
+  parentId: string | null;
+  type: string;
+  role?: string;
+  depth: number;
+  prefix: string;
+  onActivePath: boolean;
+  isLeaf: boolean;
+  label?: string;
+  text: string;
+  timestamp: string;
+}
+
+export interface ViewResult {
+  rows: Row[];
+  total: number;
+  selectedIndex: number;
+  leafId: string | null;
+}
+
+export interface NavigateResult {
+  cancelled: boolean;
+  newLeafId: string | null;
+  oldLeafId: string | null;
+  editorText?: string;
+  summaryEntry?: Record<string, unknown>;
+}
+
+export interface PrepareNavigationResult {
+  targetId: string;
+  oldLeafId: string | null;
+  commonAncestorId: string | null;
+  entriesToSummarize: EntrySummary[];
+}
+
+export interface DidChangeParams {
+  session: string;
+  appended: EntrySummary[];
+  leafId: string | null;
+  oldLeafId: string | null;
+  source: 'local' | 'external';
+}
+
+export interface DidNavigateParams {
+  session: string;
+  newLeafId: string | null;
+  oldLeafId: string | null;
+}
+
+export interface DidChangeLabelParams {
+  session: string;
+  targetId: string;
+  label?: string;
+}
+
+export interface DidReloadParams {
+  session: string;
+  reason: string;
+}
+
+export interface DidChangeListParams {
+  cwd?: string;
+}
+
+export interface SessionContextResult {
+  messages: unknown[];
+  thinkingLevel?: string;
+  models?: Record<string, string>;
+  mode?: string;
+  llmMessages?: unknown[];
+  [key: string]: unknown;
+}
+
+/**
+ * What the views and commands need from the daemon connection. The real implementation is
+ * `DaemonClient` (vscode-languageclient); unit tests pass a small in-memory stand-in.
+ */
+export interface Daemon {
+  request<R>(method: string, params: object): Promise<R>;
+  onNotification(method: string, handler: (params: any) => void): { dispose(): void };
+}

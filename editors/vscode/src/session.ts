@@ -1,0 +1,70 @@
+/** The session shown in the Session Tree view. */
+import * as vscode from 'vscode';
+import { Method } from './constants';
+import type { Daemon, OpenResult } from './protocol';
+
+/** The currently open session: its handle, file and title. */
+export interface OpenSession {
+  handle: string;
+  path?: string;
+  title: string;
+  leafId: string | null;
+}
+
+/** Holds the open session and tells the views when it changes. */
+export class CurrentSession implements vscode.Disposable {
+  private current: OpenSession | undefined;
+  private readonly emitter = new vscode.EventEmitter<OpenSession | undefined>();
+  /** Fires after a session was opened, replaced or closed. */
+  readonly onDidChange = this.emitter.event;
+
+  constructor(private readonly daemon: Daemon) {}
+
+  get value(): OpenSession | undefined {
+    return this.current;
+  }
+
+  /** Opens a session file through the daemon and makes it current. */
+  async open(path: string): Promise<OpenSession> {
+    const result = await this.daemon.request<OpenResult>(Method.open, { path });
+    return this.adopt(result, path);
+  }
+
+  /** Makes an already opened daemon session current. */
+  adopt(result: Pick<OpenResult, 'session' | 'header' | 'leafId'> & { path?: string }, path?: string): OpenSession {
+    const p = result.path ?? path;
+    const title = sessionTitle(result.header, p);
+    this.current = { handle: result.session, path: p, title, leafId: result.leafId ?? null };
+    this.emitter.fire(this.current);
+    return this.current;
+  }
+
+  /** Updates the title or path in place (rename, fork). */
+  update(patch: Partial<OpenSession>): void {
+    if (this.current) {
+      this.current = { ...this.current, ...patch };
+      this.emitter.fire(this.current);
+    }
+  }
+
+  clear(): void {
+    this.current = undefined;
+    this.emitter.fire(undefined);
+  }
+
+  dispose(): void {
+    this.emitter.dispose();
+  }
+}
+
+/** A short title: the header's title, else the file name. */
+export function sessionTitle(header: { title?: unknown } | undefined, path?: string): string {
+  if (header && typeof header.title === 'string' && header.title) {
+    return header.title;
+  }
+  if (path) {
+    const base = path.split(/[\\/]/).pop() ?? path;
+    return base.replace(/\.jsonl$/, '');
+  }
+  return 'in-memory session';
+}

@@ -1,0 +1,152 @@
+/** The "Sessions" view: the sessions of the workspace folders, or of every project. */
+import * as vscode from 'vscode';
+import { Command, Method, Notification } from '../constants';
+import type { Daemon, SessionInfo } from '../protocol';
+import type { CurrentSession } from '../session';
+import { formatAge } from './rows';
+
+/** Options of the provider, injectable for tests. */
+export interface SessionsOptions {
+  /** Absolute paths of the workspace folders. */
+  folders: () => string[];
+  now: () => number;
+  debounceMs: number;
+  limit: number;
+}
+
+/** Merges per-folder lists: one row per path, newest first. */
+export function mergeSessions(lists: SessionInfo[][]): SessionInfo[] {
+  const byPath = new Map<string, SessionInfo>();
+  for (const list of lists) {
+    for (const s of list) {
+      if (!byPath.has(s.path)) {
+        byPath.set(s.path, s);
+      }
+    }
+  }
+  return [...byPath.values()].sort((a, b) => Date.parse(b.modified) - Date.parse(a.modified));
+}
+
+/** The label of a session row: its title, else its first message, else the file name. */
+export function sessionLabel(s: SessionInfo): string {
+  const first = (s.firstMessage ?? '').replace(/\s+/g, ' ').trim();
+  return s.title || first || (s.path.split(/[\\/]/).pop() ?? s.path);
+}
+
+/** TreeDataProvider over `session/list`, refreshed by `session/didChangeList`. */
+export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<SessionInfo | undefined | void>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly options: SessionsOptions;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private cache: SessionInfo[] | undefined;
+  private showAllProjects = false;
+
+  constructor(
+    private readonly daemon: Daemon,
+    private readonly current: CurrentSession,
+    options: Partial<SessionsOptions> = {},
+  ) {
+    this.options = { folders: () => [], now: () => Date.now(), debounceMs: 200, limit: 200, ...options };
+    this.disposables.push(
+      daemon.onNotification(Notification.didChangeList, () => this.scheduleRefresh()),
+      current.onDidChange(() => this.emitter.fire()),
+    );
+  }
+
+  get showAll(): boolean {
+    return this.showAllProjects;
+  }
+
+  setShowAll(all: boolean): void {
+    this.showAllProjects = all;
+    this.refresh();
+  }
+
+  refresh(): void {
+    this.cache = undefined;
+    this.emitter.fire();
+  }
+
+  scheduleRefresh(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.refresh();
+    }, this.options.debounceMs);
+  }
+
+  /** Fetches the list (workspace folders, or all projects when toggled or without folders). */
+  async fetch(): Promise<SessionInfo[]> {
+    const folders = this.options.folders();
+    const limit = this.options.limit;
+    if (this.showAllProjects || folders.length === 0) {
+      const res = await this.daemon.request<{ sessions: SessionInfo[] }>(Method.list, { all: true, limit });
+      return mergeSessions([res.sessions]);
+    }
+    const lists = await Promise.all(
+      folders.map((cwd) =>
+        this.daemon.request<{ sessions: SessionInfo[] }>(Method.list, { cwd, limit }).then((r) => r.sessions),
+      ),
+    );
+    return mergeSessions(lists);
+  }
+
+  async getChildren(element?: SessionInfo): Promise<SessionInfo[]> {
+    if (element) {
+      return [];
+    }
+    if (!this.cache) {
+      try {
+        this.cache = await this.fetch();
+      } catch (err) {
+        const msg = err instanceof Error ? err.message : String(err);
+        void vscode.window.showErrorMessage(`Session Tree: could not list sessions: ${msg}`);
+        return [];
+      }
+    }
+    return this.cache;
+  }
+
+  getTreeItem(s: SessionInfo): vscode.TreeItem {
+    const item = new vscode.TreeItem(sessionLabel(s), vscode.TreeItemCollapsibleState.None);
+    item.id = s.path;
+    const age = formatAge(s.modified, this.options.now());
+    const count = `${s.messageCount} msg${s.messageCount === 1 ? '' : 's'}`;
+    item.description = this.showAllProjects ? `${count} · ${age} · ${s.cwd}` : `${count} · ${age}`;
+    const isCurrent = this.current.value?.path === s.path;
+    item.iconPath = new vscode.ThemeIcon(
+      isCurrent ? 'comment-discussion' : 'comment',
+      isCurrent ? new vscode.ThemeColor('charts.green') : undefined,
+    );
+    const md = new vscode.MarkdownString();
+    md.appendMarkdown(`**${escapeMd(sessionLabel(s))}**\n\n`);
+    if (s.title && s.firstMessage) {
+      md.appendText(`${s.firstMessage.slice(0, 500)}\n\n`);
+    }
+    md.appendMarkdown(`${count} · modified ${escapeMd(s.modified)} · created ${escapeMd(s.created)}\n\n`);
+    md.appendMarkdown(`cwd: \`${s.cwd}\`\n\nfile: \`${s.path}\``);
+    item.tooltip = md;
+    item.contextValue = isCurrent ? 'session;current' : 'session';
+    item.command = { command: Command.sessionsOpen, title: 'Open Session', arguments: [s] };
+    item.resourceUri = undefined;
+    return item;
+  }
+
+  dispose(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+    }
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+    this.emitter.dispose();
+  }
+}
+
+function escapeMd(s: string): string {
+  return s.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
+}
