@@ -1,0 +1,406 @@
+"""Fuzzing of the daemon: thousands of malformed messages, then it still answers correctly.
+
+Messages are generated from the protocol package's METHOD_TO_TYPES: for each request
+method, params that miss a required field, give a field a wrong JSON type, are not an
+object at all, name an unknown or closed session handle, carry huge strings, deep nesting
+or extra fields; plus unknown methods and bodies that are not JSON or not UTF-8. Each
+class of message has a known expected error code; a request with plausible params may
+succeed or fail with an application error, but never with an internal error (-32603).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import types as pytypes
+import typing
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+import attrs
+import pytest
+from sessiontree_protocol import types as ptypes
+from sessiontree_protocol.types import METHOD_TO_TYPES
+
+from .helpers import chain, write_session
+from .rawlsp import RawLsp
+
+N_MESSAGES = 3000
+APP_CODES = {-32001, -32002, -32003, -32004, -32005, -32006, -32007, -32602}
+NOTIFICATIONS = {name for name in METHOD_TO_TYPES if "/did" in name}
+REQUESTS = sorted(set(METHOD_TO_TYPES) - NOTIFICATIONS)
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls, globalns=vars(ptypes))
+
+
+def json_kinds(tp: Any) -> set[str]:
+    """The JSON kinds a field of this type accepts."""
+    if tp is Any:
+        return {"string", "number", "boolean", "array", "object", "null"}
+    if tp is str:
+        return {"string"}
+    if tp is bool:
+        return {"boolean"}
+    if tp in (int, float):
+        return {"number"}
+    if tp is type(None):
+        return {"null"}
+    origin = get_origin(tp)
+    if origin in (typing.Union, pytypes.UnionType):
+        out: set[str] = set()
+        for a in get_args(tp):
+            out |= json_kinds(a)
+        return out
+    if origin is Literal:
+        return {"string"} if all(isinstance(a, str) for a in get_args(tp)) else set()
+    if origin is list:
+        return {"array"}
+    if origin is dict or attrs.has(tp):
+        return {"object"}
+    return {"string", "number", "boolean", "array", "object", "null"}
+
+
+WRONG = {"string": "not-that", "number": 7, "boolean": True, "array": ["x"], "object": {"k": 1}}
+
+
+def fields_of(cls: type) -> list[tuple[str, Any, bool]]:
+    """(wire name, type, required) of an attrs params class."""
+    from sessiontree_protocol.converters import camel
+
+    hints = _hints(cls)
+    return [(camel(f.name), hints[f.name], f.default is attrs.NOTHING) for f in attrs.fields(cls)]
+
+
+class Ctx:
+    def __init__(self, tmp: Path, handle: str, closed: str, path: str, ids: list[str]) -> None:
+        self.tmp, self.handle, self.closed, self.path, self.ids = tmp, handle, closed, path, ids
+
+
+def plausible(name: str, tp: Any, ctx: Ctx, rng: random.Random) -> Any:
+    """A value of the right JSON type, chosen to make the call meaningful."""
+    kinds = json_kinds(tp)
+    origin = get_origin(tp)
+    lit = [a for a in get_args(tp) if isinstance(a, str)] if origin is Literal else []
+    if origin in (typing.Union, pytypes.UnionType):
+        for a in get_args(tp):
+            if get_origin(a) is Literal and all(isinstance(x, str) for x in get_args(a)):
+                lit = list(get_args(a))
+    if lit:
+        return rng.choice(lit)
+    if "string" in kinds:
+        if name == "session":
+            return ctx.handle
+        if name in ("path", "sourcePath"):
+            return ctx.path
+        if name in ("cwd", "sessionDir"):
+            return str(ctx.tmp / "proj")
+        if name.endswith("Id") or name == "id":
+            return rng.choice([*ctx.ids, "deadbeef", "../../etc/passwd"])
+        return rng.choice(["fuzz", "", "é✓\u0000", "x" * rng.randrange(0, 5000)])
+    if "boolean" in kinds:
+        return rng.random() < 0.5
+    if "number" in kinds:
+        return rng.choice([0, 1, 3, 10**6])
+    if "array" in kinds:
+        return rng.choice([[], ["rule-a"], ["a", "b"]])
+    if "object" in kinds:
+        return rng.choice(
+            [
+                {"type": "custom", "customType": "fuzz", "data": {"n": 1}},
+                {"type": "message", "message": {"role": "user", "content": "fuzz", "timestamp": 1}},
+                {"type": "thinking_level_change", "thinkingLevel": "high"},
+                {},
+            ]
+        )
+    return None
+
+
+def wrong_value(tp: Any, rng: random.Random) -> Any:
+    ok = json_kinds(tp)
+    choices = [k for k in WRONG if k not in ok]
+    return WRONG[rng.choice(choices)] if choices else None
+
+
+def deep(n: int) -> str:
+    return "[" * n + "]" * n
+
+
+def generate(ctx: Ctx, rng: random.Random, n: int) -> list[tuple[str, bytes, set[int] | None, str]]:
+    """(class, raw JSON body with id placeholder, expected codes or None for 'any app result')."""
+    import json
+
+    out: list[tuple[str, bytes, set[int] | None, str]] = []
+    for _ in range(n):
+        method = rng.choice(REQUESTS)
+        params_cls = METHOD_TO_TYPES[method][0]
+        flds = fields_of(params_cls)
+        base = {name: plausible(name, tp, ctx, rng) for name, tp, _req in flds}
+        required = [f for f in flds if f[2]]
+        kind = rng.choices(
+            [
+                "unknown-method",
+                "not-object",
+                "missing",
+                "wrong-type",
+                "unknown-handle",
+                "closed-handle",
+                "plausible",
+                "extra",
+                "huge",
+                "nested",
+                "bad-json",
+                "bad-utf8",
+            ],
+            weights=[6, 6, 14, 18, 10, 6, 20, 8, 4, 4, 2, 2],
+        )[0]
+        expect: set[int] | None
+        params: Any = dict(base)
+        field = ""
+        if kind == "unknown-method":
+            method = rng.choice(["session/nope", "session/", "$/x", "", "session/open/x", "workspace/frob"])
+            expect = {-32601}
+        elif kind == "not-object":
+            if not required:
+                kind = "plausible"
+                expect = None
+            else:
+                params = rng.choice([[1, 2], "params", 42, True])
+                expect = {-32602}
+        elif kind == "missing":
+            if not required:
+                kind, expect = "plausible", None
+            else:
+                field = rng.choice(required)[0]
+                del params[field]
+                expect = {-32602}
+        elif kind == "wrong-type":
+            name, tp, _r = rng.choice(flds)
+            value = wrong_value(tp, rng)
+            if value is None:
+                kind, expect = "plausible", None
+            else:
+                params[name] = value
+                field = name
+                expect = {-32602}
+        elif kind in ("unknown-handle", "closed-handle"):
+            if "session" not in base:
+                kind, expect = "plausible", None
+            else:
+                params["session"] = (
+                    ctx.closed if kind == "closed-handle" else rng.choice(["nope", "", "0" * 300])
+                )
+                expect = {-32001}
+        elif kind == "extra":
+            params["zzExtra"] = {"nested": [1, 2, {"x": None}]}
+            expect = None
+        elif kind == "huge":
+            str_fields = [f for f in flds if "string" in json_kinds(f[1]) and f[0] != "session"]
+            if not str_fields:
+                kind, expect = "plausible", None
+            else:
+                params[rng.choice(str_fields)[0]] = "h" * rng.choice([100_000, 2_000_000])
+                expect = None
+        elif kind == "nested":
+            name, tp, _r = rng.choice(flds)
+            params[name] = "@DEEP@"
+            expect = None
+        else:
+            expect = None
+        if kind == "plausible":
+            expect = None
+        msg = {"jsonrpc": "2.0", "id": "@ID@", "method": method, "params": params}
+        body = json.dumps(msg).encode()
+        if kind == "nested":
+            depth = rng.choice([50, 900, 5_000, 100_000])
+            body = body.replace(b'"@DEEP@"', deep(depth).encode())
+            # JSON that deep may be refused as a whole (-32700) or reach the handler
+            expect = None if depth <= 900 else {-32700, -32600, -32602}
+        elif kind == "bad-json":
+            body = body[: rng.randrange(1, len(body))]
+            expect = {-32700}
+        elif kind == "bad-utf8":
+            body = body.replace(b'"2.0"', b'"2.0\xff\xfe"', 1)
+            expect = {-32700}
+        out.append((kind, body, expect, field))
+    return out
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Any:
+    agent = tmp_path / "agent"
+    (tmp_path / "proj").mkdir()
+    agent.mkdir()
+    d = RawLsp(
+        env={
+            "HOME": str(tmp_path),
+            "PI_CODING_AGENT_DIR": str(agent),
+            "SESSIONTREE_STATE_DIR": str(tmp_path / "state"),
+        }
+    )
+    try:
+        res = d.initialize({"agentDir": str(agent), "allowedRoots": [str(tmp_path)], "watch": False})
+        assert "result" in res, res
+        yield d
+    finally:
+        d.close()
+
+
+def _open(d: RawLsp, path: Path) -> dict[str, Any]:
+    res = d.request("session/open", {"path": str(path)})
+    assert "result" in res, res
+    return res["result"]
+
+
+@pytest.mark.timeout(120)
+def test_thousands_of_malformed_requests(daemon: RawLsp, tmp_path: Path) -> None:
+    d = daemon
+    f = tmp_path / "proj" / "s.jsonl"
+    entries = chain(30, seed=5)
+    write_session(f, entries)
+    handle = _open(d, f)["session"]
+    g = tmp_path / "proj" / "closed.jsonl"
+    write_session(g, chain(3, seed=6))
+    closed = _open(d, g)["session"]
+    assert "result" in d.request("session/close", {"session": closed})
+    ctx = Ctx(tmp_path, handle, closed, str(f), [e["id"] for e in entries[1:]])
+
+    rng = random.Random(4242)
+    msgs = generate(ctx, rng, N_MESSAGES)
+    t0 = time.monotonic()
+    failures: list[str] = []
+    counts: dict[str, int] = {}
+    batch = 50
+    rid = 0
+    for start in range(0, len(msgs), batch):
+        pending: dict[int, tuple[str, bytes, set[int] | None, str]] = {}
+        null_id_expected = 0
+        for kind, body, expect, field in msgs[start : start + batch]:
+            rid += 1
+            counts[kind] = counts.get(kind, 0) + 1
+            raw = body.replace(b'"@ID@"', str(rid).encode())
+            if kind in ("bad-json", "bad-utf8") or (expect and -32700 in expect):
+                null_id_expected += 1
+            pending[rid] = (kind, raw, expect, field)
+            d.write(RawLsp.frame(raw))
+        answered: set[int] = set()
+        null_answers = 0
+        deadline = time.monotonic() + 60
+        while len(answered) + null_answers < len(pending) and time.monotonic() < deadline:
+            try:
+                m = d.wait_for(lambda m: "method" not in m, timeout=max(0.1, deadline - time.monotonic()))
+            except TimeoutError:
+                break
+            mid = m.get("id")
+            if mid is None:
+                null_answers += 1
+                if m.get("error", {}).get("code") not in (-32700, -32600):
+                    failures.append(f"null-id answer with a strange error: {m}")
+                continue
+            if mid not in pending:
+                failures.append(f"answer to an unknown id: {str(m)[:300]}")
+                continue
+            answered.add(mid)
+            kind, raw, expect, field = pending[mid]
+            err = m.get("error")
+            if err is not None:
+                code = err.get("code")
+                if expect is not None and code not in expect:
+                    failures.append(
+                        f"{kind}: expected {expect}, got {code} {err.get('message')!r} for {raw[:300]!r}"
+                    )
+                elif expect is None and code not in APP_CODES:
+                    failures.append(f"{kind}: internal error {code} {err.get('message')!r} for {raw[:300]!r}")
+                elif (
+                    kind in ("missing", "wrong-type")
+                    and field
+                    and (err.get("data") or {}).get("field", "").split(".")[0] != field
+                ):
+                    failures.append(f"{kind}: data.field {err.get('data')} does not name {field}")
+            elif expect is not None and not (expect & {-32700}):
+                failures.append(f"{kind}: expected error {expect}, got a result for {raw[:300]!r}")
+        unanswered = [pending[i] for i in pending if i not in answered]
+        # requests whose body could not be parsed are answered with id null instead
+        if len(unanswered) > null_answers:
+            for kind, raw, _e, _f in unanswered[:5]:
+                failures.append(f"{kind}: no answer for {raw[:200]!r}")
+        assert d.alive(), d.stderr()[-3000:]
+        if len(failures) > 30:
+            break
+    elapsed = time.monotonic() - t0
+    assert not failures, f"{len(failures)} failures, e.g.:\n" + "\n".join(failures[:30])
+
+    # still answering correctly afterwards
+    res = d.request("session/entries", {"session": handle, "limit": 5})
+    assert "result" in res, res
+    assert [e["id"] for e in res["result"]["entries"][:2]] == [e["id"] for e in entries[1:3]]
+    assert d.request("session/nope", {})["error"]["code"] == -32601
+    assert d.request("session/tree", {"session": closed})["error"]["code"] == -32001
+    assert sum(counts.values()) == N_MESSAGES
+    assert elapsed < 60, f"fuzzing took {elapsed:.1f}s"
+
+
+FRAMING_CASES: dict[str, bytes] = {
+    "bad content-length": b"Content-Length: abc\r\n\r\n{}",
+    "negative content-length": b"Content-Length: -5\r\n\r\n",
+    "missing content-length": b'Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{"jsonrpc":"2.0","id":1,"method":"shutdown"}',
+    "garbage between messages": b"garbage garbage\r\n\x00\xff\xfe\r\nmore garbage without newline",
+    "lf-only headers": b"Content-Length: 2\n\n{}",
+    "header without body then newline": b"Content-Length: 10\r\n\r\n",
+    "truncated body": b'Content-Length: 200\r\n\r\n{"jsonrpc":"2.0","id":77,"method":"session/list"',
+    "body not json": b"Content-Length: 11\r\n\r\nhello world",
+    "body invalid utf8": b'Content-Length: 6\r\n\r\n"\xff\xfe\xfd"',
+    "body a json array": b"Content-Length: 2\r\n\r\n[]",
+    "body a json number": b"Content-Length: 1\r\n\r\n7",
+    "request without method": b'Content-Length: 25\r\n\r\n{"jsonrpc":"2.0","id":9}',
+    "method not a string": b'Content-Length: 38\r\n\r\n{"jsonrpc":"2.0","id":10,"method":5}',
+    "body over maxRequestBytes": RawLsp.frame(
+        b'{"jsonrpc":"2.0","id":55,"method":"session/open","params":{"path":"' + b"x" * (2 << 20) + b'"}}'
+    ),
+}
+
+
+@pytest.mark.timeout(120)
+def test_malformed_framing_never_kills_the_daemon(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    survived = 0
+    for name, raw in FRAMING_CASES.items():
+        d = RawLsp(
+            env={
+                "HOME": str(tmp_path),
+                "PI_CODING_AGENT_DIR": str(agent),
+                "SESSIONTREE_STATE_DIR": str(tmp_path / "st"),
+            }
+        )
+        try:
+            opts = {"agentDir": str(agent), "allowedRoots": [str(tmp_path)], "watch": False}
+            if name == "body over maxRequestBytes":
+                opts["maxRequestBytes"] = 1 << 20
+            assert "result" in d.initialize(opts)
+            d.write(raw)
+            # A truncated body swallows what follows up to its length: pad with newlines so
+            # the swallowed part ends, then send a real request until one is answered.
+            answered = None
+            for _attempt in range(4):
+                if name in ("truncated body", "header without body then newline"):
+                    d.write(b"\r\n" * 120)
+                rid = d.next_id()
+                d.send(
+                    {"jsonrpc": "2.0", "id": rid, "method": "session/list", "params": {"cwd": str(tmp_path)}}
+                )
+                try:
+                    answered = d.response(rid, timeout=5)
+                    break
+                except TimeoutError:
+                    continue
+            assert d.alive(), f"{name}: the daemon died:\n{d.stderr()[-3000:]}"
+            assert answered is not None and "result" in answered, f"{name}: no answer afterwards: {answered}"
+            if name == "body over maxRequestBytes":
+                err = d.response(55, timeout=5)["error"]
+                assert "1048576" in err["message"] or "too large" in err["message"].lower(), err
+            survived += 1
+        finally:
+            d.close()
+    assert survived == len(FRAMING_CASES)
