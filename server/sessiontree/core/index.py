@@ -18,7 +18,9 @@ O(1) (plus a sorted insert among siblings).
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
@@ -33,6 +35,7 @@ __all__ = [
     "STATE_ENTRY_TYPES",
     "CleanScan",
     "EntryIndex",
+    "IndexCache",
     "Skeleton",
     "UsageTotals",
     "compute_has_text",
@@ -339,7 +342,12 @@ def scan_clean(data: bytes, start: int, first_order: int, allow_torn_tail: bool 
             decoded.append(tail)
             offs.append(n)
             end = n
-    u_in = u_out = u_cr = u_cw = u_pr = u_cost = 0
+    u_in: float = 0
+    u_out: float = 0
+    u_cr: float = 0
+    u_cw: float = 0
+    u_pr: float = 0
+    u_cost: float = 0
     out: list[Skeleton] = []
     append = out.append
     order = first_order
@@ -427,15 +435,18 @@ def parse_timestamp_ms(ts: Any) -> float:
         return math.nan
     s = ts.strip()
     try:
+        dt = datetime.fromisoformat(s)
         if len(s) == 10:  # date only: UTC midnight in JS
-            dt = datetime.fromisoformat(s).replace(tzinfo=UTC)
-        else:
-            dt = datetime.fromisoformat(s)
+            dt = dt.replace(tzinfo=UTC)
     except ValueError:
         return math.nan
     if dt.tzinfo is None:
         return dt.timestamp() * 1000.0  # local time, as JS does for date-time forms
     return dt.timestamp() * 1000.0
+
+
+def _cmp_pair(a: tuple[float, str], b: tuple[float, str]) -> int:
+    return _cmp_ts(a[0], b[0])
 
 
 def _cmp_ts(a: float, b: float) -> int:
@@ -596,9 +607,11 @@ class EntryIndex:
         return v
 
     def _build_tree(self) -> None:
-        self._children = children = {}
-        self._roots = roots = []
-        self._parent = parent = {}
+        children: dict[str, list[str]] = {}
+        parent: dict[str, str | None] = {}
+        self._children = children
+        self._roots = []
+        self._parent = parent
         self._orphans = {}
         by_id = self._by_id
         for sk in self._order:
@@ -633,7 +646,7 @@ class EntryIndex:
     def _sort_children(kids: list[str], ts_of: Callable[[str], float]) -> None:
         keys = [ts_of(k) for k in kids]
         if any(k != k for k in keys):
-            pairs = sorted(zip(keys, kids, strict=True), key=cmp_to_key(lambda a, b: _cmp_ts(a[0], b[0])))
+            pairs = sorted(zip(keys, kids, strict=True), key=cmp_to_key(_cmp_pair))
         else:
             pairs = sorted(zip(keys, kids, strict=True), key=lambda p: p[0])
         kids[:] = [k for _, k in pairs]
@@ -763,3 +776,130 @@ class EntryIndex:
     def raw_children(self, parent_id: str) -> list[str]:
         """Every id whose stored parentId is `parent_id`, in id-map order (getChildren)."""
         return [eid for eid, sk in self._by_id.items() if sk.parent_id == parent_id]
+
+
+# --- sidecar cache for warm reopens ---------------------------------------------------------
+
+CACHE_FORMAT = 1
+_TAIL_HASH_BYTES = 4096
+
+
+class _CacheFile(msgspec.Struct, array_like=True):
+    format: int
+    path: str
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    tail_hash: str
+    header_json: bytes
+    usage: UsageTotals
+    skeletons: list[Skeleton]
+
+
+_CACHE_DECODER = msgspec.msgpack.Decoder(_CacheFile)
+_CACHE_ENCODER = msgspec.msgpack.Encoder()
+
+
+def default_cache_dir() -> str:
+    """`$SESSIONTREE_CACHE_DIR`, else `$XDG_CACHE_HOME/sessiontree/index`, else `~/.cache/...`."""
+    env = os.environ.get("SESSIONTREE_CACHE_DIR")
+    if env:
+        return os.path.abspath(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "sessiontree", "index")
+
+
+def _tail_hash(path: str, size: int) -> str:
+    start = max(0, size - _TAIL_HASH_BYTES)
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(size - start)
+    if len(data) != size - start:
+        return ""
+    return hashlib.sha256(data).hexdigest()
+
+
+class IndexCache:
+    """Skeleton arrays of big session files, kept outside the sessions directories.
+
+    Keyed by the file's real path; valid when device, inode, size, mtime and the hash of the
+    last 4 KB match. A file that only grew (same device/inode, same hash at the old end)
+    reuses the cache and indexes just the appended bytes. Anything else, including a cache
+    file that does not decode, means a full index. Never named `*.jsonl`.
+    """
+
+    def __init__(self, cache_dir: str | None = None) -> None:
+        self.dir = cache_dir or default_cache_dir()
+
+    def file_for(self, path: str) -> str:
+        key = hashlib.sha256(os.path.realpath(path).encode("utf-8", "surrogateescape")).hexdigest()[:40]
+        return os.path.join(self.dir, key + ".idx")
+
+    def load(self, path: str, st: Any) -> tuple[dict[str, Any], list[Skeleton], UsageTotals, int] | None:
+        """`(header, skeletons, usage, indexed_size)` or None when there is no valid cache."""
+        try:
+            with open(self.file_for(path), "rb") as f:
+                blob = f.read()
+        except OSError:
+            return None
+        try:
+            c = _CACHE_DECODER.decode(blob)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        if c.format != CACHE_FORMAT or c.device != st.st_dev or c.inode != st.st_ino:
+            return None
+        size = st.st_size
+        if size < c.size:
+            return None
+        if size == c.size and st.st_mtime_ns != c.mtime_ns:
+            return None
+        if _tail_hash(path, c.size) != c.tail_hash:
+            return None
+        try:
+            header = orjson.loads(c.header_json)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(header, dict):
+            return None
+        for i, sk in enumerate(c.skeletons):
+            if sk.order != i:
+                return None
+        return header, c.skeletons, c.usage, c.size
+
+    def save(self, path: str, st: Any, data: bytes, header: dict[str, Any], index: EntryIndex) -> None:
+        """Write the cache for a file whose bytes (`data`) were just indexed."""
+        size = len(data)
+        tail = hashlib.sha256(data[max(0, size - _TAIL_HASH_BYTES) : size]).hexdigest()
+        self._write(path, st, size, tail, header, index)
+
+    def save_skeletons(self, path: str, st: Any, header: dict[str, Any], index: EntryIndex) -> None:
+        """Write the cache from the index alone (the file is read only for its tail hash)."""
+        size = st.st_size
+        self._write(path, st, size, _tail_hash(path, size), header, index)
+
+    def _write(
+        self, path: str, st: Any, size: int, tail: str, header: dict[str, Any], index: EntryIndex
+    ) -> None:
+        sks = index.skeletons()
+        if any(sk.offset < 0 for sk in sks):
+            return  # only files whose every entry is file-backed
+        c = _CacheFile(
+            CACHE_FORMAT,
+            os.path.realpath(path),
+            st.st_dev,
+            st.st_ino,
+            size,
+            st.st_mtime_ns,
+            tail,
+            orjson.dumps(header),
+            index.usage,
+            sks,
+        )
+        os.makedirs(self.dir, exist_ok=True)
+        target = self.file_for(path)
+        tmp = f"{target}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(_CACHE_ENCODER.encode(c))
+        os.replace(tmp, target)

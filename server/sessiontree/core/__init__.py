@@ -1,0 +1,114 @@
+"""sessiontree.core: the session store as a plain synchronous library.
+
+The public names mirror the reference agent's SessionManager API in Python naming (see
+`docs/architecture.md` and the spec's PYTHON-API.md). Names are loaded on first access so
+that importing one part of the core does not import all of it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .blobs import BlobStore
+    from .context import SessionContext, build_session_context
+    from .discovery import (
+        RecentSessionInfo,
+        SessionInfo,
+        find_most_recent_session,
+        get_recent_sessions,
+        list_all_sessions,
+        list_sessions,
+    )
+    from .errors import (
+        AccessDeniedError,
+        BlobError,
+        ConflictError,
+        EntryNotFoundError,
+        InvalidSessionFileError,
+        PersistError,
+        SessionTreeError,
+    )
+    from .index import EntryIndex, Skeleton
+    from .jsonl import load_entries_from_file, parse_session_entries
+    from .manager import LoadReport, SessionManager, SessionTreeNode
+    from .messages import convert_to_llm
+    from .migrations import CURRENT_SESSION_VERSION, migrate_session_entries
+    from .storage import FileSessionStorage, MemorySessionStorage
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "SessionManager": "manager",
+    "SessionTreeNode": "manager",
+    "LoadReport": "manager",
+    "SessionInfo": "discovery",
+    "RecentSessionInfo": "discovery",
+    "get_recent_sessions": "discovery",
+    "find_most_recent_session": "discovery",
+    "list_sessions": "discovery",
+    "list_all_sessions": "discovery",
+    "SessionContext": "context",
+    "build_session_context": "context",
+    "convert_to_llm": "messages",
+    "FileSessionStorage": "storage",
+    "MemorySessionStorage": "storage",
+    "BlobStore": "blobs",
+    "parse_session_entries": "jsonl",
+    "load_entries_from_file": "jsonl",
+    "migrate_session_entries": "migrations",
+    "CURRENT_SESSION_VERSION": "migrations",
+    "EntryIndex": "index",
+    "Skeleton": "index",
+    "SessionTreeError": "errors",
+    "InvalidSessionFileError": "errors",
+    "EntryNotFoundError": "errors",
+    "PersistError": "errors",
+    "ConflictError": "errors",
+    "AccessDeniedError": "errors",
+    "BlobError": "errors",
+}
+
+__all__ = [
+    "CURRENT_SESSION_VERSION",
+    "AccessDeniedError",
+    "BlobError",
+    "BlobStore",
+    "ConflictError",
+    "EntryIndex",
+    "EntryNotFoundError",
+    "FileSessionStorage",
+    "InvalidSessionFileError",
+    "LoadReport",
+    "MemorySessionStorage",
+    "PersistError",
+    "RecentSessionInfo",
+    "SessionContext",
+    "SessionInfo",
+    "SessionManager",
+    "SessionTreeError",
+    "SessionTreeNode",
+    "Skeleton",
+    "build_session_context",
+    "convert_to_llm",
+    "find_most_recent_session",
+    "get_recent_sessions",
+    "list_all_sessions",
+    "list_sessions",
+    "load_entries_from_file",
+    "migrate_session_entries",
+    "parse_session_entries",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sessiontree.core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

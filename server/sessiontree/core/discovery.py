@@ -1,0 +1,423 @@
+"""Finding sessions: recent sessions of a directory, listings with titles and counts.
+
+Semantics follow the reference's "Discovery" (reference-behavior.md §16):
+`get_recent_sessions` and `find_most_recent_session` read only a 4096-byte prefix of each
+file; `list_sessions` / `list_all_sessions` read whole files. To keep listing thousands of
+sessions fast, the summary of each file is cached (in process and in a small file in the
+index cache directory, never beside the sessions), keyed by path, size, mtime and inode.
+`SessionInfo.all_messages_text` is computed on first access because it can be as big as
+the conversation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+import orjson
+
+__all__ = [
+    "RecentSessionInfo",
+    "SessionInfo",
+    "find_most_recent_session",
+    "get_recent_sessions",
+    "list_all_sessions",
+    "list_sessions",
+]
+
+PREFIX_BYTES = 4096
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+@dataclass
+class RecentSessionInfo:
+    """A recent session: path, display name (cut to 40 characters), full name, mtime."""
+
+    path: str
+    name: str
+    full_name: str
+    mtime: datetime
+
+
+class SessionInfo:
+    """One session of a listing (reference `SessionInfo`).
+
+    `created` comes from the header timestamp, `modified` is the file's mtime.
+    `all_messages_text` (user and assistant texts joined with spaces) is read lazily.
+    """
+
+    __slots__ = (
+        "_all_text",
+        "created",
+        "cwd",
+        "first_message",
+        "id",
+        "message_count",
+        "modified",
+        "parent_session_path",
+        "path",
+        "title",
+    )
+
+    def __init__(
+        self,
+        path: str,
+        id: str,
+        cwd: str,
+        title: str | None,
+        parent_session_path: str | None,
+        created: datetime | None,
+        modified: datetime,
+        message_count: int,
+        first_message: str,
+        all_messages_text: str | None = None,
+    ) -> None:
+        self.path = path
+        self.id = id
+        self.cwd = cwd
+        self.title = title
+        self.parent_session_path = parent_session_path
+        self.created = created
+        self.modified = modified
+        self.message_count = message_count
+        self.first_message = first_message
+        self._all_text = all_messages_text
+
+    @property
+    def all_messages_text(self) -> str:
+        if self._all_text is None:
+            summary = _summarize_file(self.path, with_text=True)
+            self._all_text = summary.all_text if summary is not None and summary.all_text is not None else ""
+        return self._all_text
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire shape (camelCase, ISO timestamps)."""
+        out: dict[str, Any] = {"path": self.path, "id": self.id, "cwd": self.cwd}
+        if self.title is not None:
+            out["title"] = self.title
+        out["firstMessage"] = self.first_message
+        out["messageCount"] = self.message_count
+        out["created"] = _iso(self.created) if self.created else None
+        out["modified"] = _iso(self.modified)
+        if self.parent_session_path is not None:
+            out["parentSession"] = self.parent_session_path
+        return out
+
+    def __repr__(self) -> str:
+        return f"SessionInfo(path={self.path!r}, id={self.id!r}, title={self.title!r}, messages={self.message_count})"
+
+
+def _iso(dt: datetime) -> str:
+    dt = dt.astimezone(UTC)
+    return f"{dt:%Y-%m-%dT%H:%M:%S}.{dt.microsecond // 1000:03d}Z"
+
+
+# ----------------------------------------------------------------------------- recent
+
+
+def _sanitize_first_line(s: str) -> str:
+    return _CONTROL.sub("", s.split("\n", 1)[0]).strip()
+
+
+def _first_text(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        for b in content:
+            if isinstance(b, dict) and isinstance(b.get("text"), str):
+                return b["text"]  # type: ignore[no-any-return]
+    return None
+
+
+def _list_jsonl(directory: str, recursive: bool = False) -> list[tuple[str, os.stat_result]]:
+    out: list[tuple[str, os.stat_result]] = []
+    if recursive:
+        for root, _dirs, files in os.walk(directory):
+            for name in files:
+                if name.endswith(".jsonl"):
+                    p = os.path.join(root, name)
+                    try:
+                        st = os.stat(p)
+                    except OSError:
+                        continue
+                    out.append((p, st))
+        return out
+    try:
+        it = os.scandir(directory)
+    except OSError:
+        return out
+    with it:
+        for de in it:
+            if de.name.endswith(".jsonl"):
+                try:
+                    if not de.is_file():
+                        continue
+                    out.append((de.path, de.stat()))
+                except OSError:
+                    continue
+    return out
+
+
+def get_recent_sessions(session_dir: str, limit: int = 3) -> list[RecentSessionInfo]:
+    """The newest sessions of a directory (by mtime), read from a 4096-byte prefix each."""
+    from .jsonl import is_session_header, parse_jsonl_lenient
+
+    try:
+        found: list[tuple[float, RecentSessionInfo]] = []
+        for path, st in _list_jsonl(session_dir):
+            try:
+                with open(path, "rb") as f:
+                    prefix = f.read(PREFIX_BYTES)
+            except OSError:
+                continue
+            values = parse_jsonl_lenient(prefix.decode("utf-8", "replace")).values
+            if not values or not is_session_header(values[0]):
+                continue
+            header = values[0]
+            full = ""
+            title = header.get("title")
+            if isinstance(title, str) and title:
+                full = _sanitize_first_line(title)
+            else:
+                for v in values[1:]:
+                    if not isinstance(v, dict) or v.get("type") != "message":
+                        continue
+                    msg = v.get("message")
+                    if isinstance(msg, dict) and msg.get("role") == "user":
+                        text = _first_text(msg.get("content"))
+                        if text is not None:
+                            full = _sanitize_first_line(text)
+                        break
+            if not full:
+                full = _sanitize_first_line(str(header.get("id", "")))
+            if not full:
+                base = os.path.basename(path)
+                full = base[: -len(".jsonl")]
+            name = full if len(full) <= 40 else full[:39] + "…"
+            mtime = datetime.fromtimestamp(st.st_mtime, UTC)
+            found.append((st.st_mtime, RecentSessionInfo(path, name, full, mtime)))
+        found.sort(key=lambda p: p[0], reverse=True)
+        return [info for _, info in found[: max(0, limit)]]
+    except Exception:
+        return []
+
+
+def find_most_recent_session(session_dir: str) -> str | None:
+    """The path of the newest valid session of a directory, or None."""
+    recent = get_recent_sessions(session_dir, limit=1)
+    return recent[0].path if recent else None
+
+
+# ----------------------------------------------------------------------------- listing
+
+
+class _Summary(msgspec.Struct, array_like=True):
+    size: int
+    mtime_ns: int
+    inode: int
+    id: str
+    cwd: str
+    title: str | None
+    parent: str | None
+    created_ms: float | None
+    message_count: int
+    first_message: str
+    all_text: str | None = None
+
+
+def _message_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+def _parse_values(data: bytes) -> list[Any]:
+    """Fast path: orjson per line; any irregularity uses the lenient parser."""
+    if data.startswith(b"\xef\xbb\xbf") or b"\r" in data:
+        from .jsonl import parse_jsonl_lenient
+
+        return parse_jsonl_lenient(data).values
+    values: list[Any] = []
+    loads = orjson.loads
+    for line in data.split(b"\n"):
+        if not line:
+            continue
+        try:
+            values.append(loads(line))
+        except orjson.JSONDecodeError:
+            from .jsonl import parse_jsonl_lenient
+
+            return parse_jsonl_lenient(data).values
+    return values
+
+
+def _summarize_file(path: str, with_text: bool = False, st: os.stat_result | None = None) -> _Summary | None:
+    try:
+        if st is None:
+            st = os.stat(path)
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    values = _parse_values(data)
+    if not values:
+        return None
+    header = values[0]
+    if not isinstance(header, dict) or header.get("type") != "session" or not header.get("id"):
+        return None
+    count = 0
+    first: str | None = None
+    texts: list[str] | None = [] if with_text else None
+    short: str | None = None
+    for v in values[1:]:
+        if not isinstance(v, dict):
+            continue
+        t = v.get("type")
+        if t == "message":
+            count += 1
+            msg = v.get("message")
+            if not isinstance(msg, dict):
+                continue
+            role = msg.get("role")
+            if role == "user" or role == "assistant":
+                text = None
+                if role == "user" and first is None:
+                    text = _message_text(msg.get("content"))
+                    first = text
+                if texts is not None:
+                    texts.append(text if text is not None else _message_text(msg.get("content")))
+        elif t == "compaction":
+            ss = v.get("shortSummary")
+            short = ss if isinstance(ss, str) else None
+    title = header.get("title")
+    if title is None:
+        title = short
+    created_ms: float | None = None
+    ts = header.get("timestamp")
+    if ts is not None:
+        from .index import parse_timestamp_ms
+
+        ms = parse_timestamp_ms(ts)
+        created_ms = ms if ms == ms else None
+    cwd = header.get("cwd")
+    parent = header.get("parentSession")
+    return _Summary(
+        st.st_size,
+        st.st_mtime_ns,
+        st.st_ino,
+        str(header.get("id")),
+        cwd if isinstance(cwd, str) else "",
+        title if isinstance(title, str) else None,
+        parent if isinstance(parent, str) else None,
+        created_ms,
+        count,
+        first if first is not None else "(no messages)",
+        " ".join(texts) if texts is not None else None,
+    )
+
+
+_memo: dict[str, _Summary] = {}
+_memo_lock = threading.Lock()
+_LIST_CACHE_DECODER = msgspec.msgpack.Decoder(dict[str, _Summary])
+_LIST_CACHE_ENCODER = msgspec.msgpack.Encoder()
+
+
+def _disk_cache_file(key_dir: str, cache_dir: str | None) -> str:
+    from .index import default_cache_dir
+
+    base = os.path.join(os.path.dirname(cache_dir or default_cache_dir()), "list")
+    h = hashlib.sha256(os.path.realpath(key_dir).encode("utf-8", "surrogateescape")).hexdigest()[:40]
+    return os.path.join(base, h + ".msgpack")
+
+
+def _load_disk_cache(file: str) -> dict[str, _Summary]:
+    try:
+        with open(file, "rb") as f:
+            return _LIST_CACHE_DECODER.decode(f.read())
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return {}
+
+
+def _save_disk_cache(file: str, summaries: dict[str, _Summary]) -> None:
+    try:
+        os.makedirs(os.path.dirname(file), exist_ok=True)
+        tmp = f"{file}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(_LIST_CACHE_ENCODER.encode(summaries))
+        os.replace(tmp, file)
+    except OSError:
+        pass
+
+
+def _info(path: str, s: _Summary) -> SessionInfo:
+    created = datetime.fromtimestamp(s.created_ms / 1000, UTC) if s.created_ms is not None else None
+    modified = datetime.fromtimestamp(s.mtime_ns / 1e9, UTC)
+    return SessionInfo(
+        path, s.id, s.cwd, s.title, s.parent, created, modified, s.message_count, s.first_message, s.all_text
+    )
+
+
+def _list(directory: str, recursive: bool, cache_dir: str | None, use_cache: bool) -> list[SessionInfo]:
+    files = _list_jsonl(directory, recursive)
+    disk_file = _disk_cache_file(directory, cache_dir) if use_cache else None
+    disk = _load_disk_cache(disk_file) if disk_file else {}
+    fresh: dict[str, _Summary] = {}
+    changed = False
+    out: list[tuple[int, SessionInfo]] = []
+    for path, st in files:
+        s = None
+        with _memo_lock:
+            m = _memo.get(path)
+        for cand in (m, disk.get(path)):
+            if (
+                cand is not None
+                and cand.size == st.st_size
+                and cand.mtime_ns == st.st_mtime_ns
+                and cand.inode == st.st_ino
+            ):
+                s = cand
+                break
+        if s is None:
+            s = _summarize_file(path, st=st)
+            changed = True
+            if s is None:
+                continue
+        if s.all_text is not None:
+            s = msgspec.structs.replace(s, all_text=None)
+        with _memo_lock:
+            _memo[path] = s
+        fresh[path] = s
+        out.append((st.st_mtime_ns, _info(path, s)))
+    if disk_file and (changed or len(fresh) != len(disk)):
+        _save_disk_cache(disk_file, fresh)
+    out.sort(key=lambda p: p[0], reverse=True)
+    return [info for _, info in out]
+
+
+def list_sessions(
+    session_dir: str, cache_dir: str | None = None, use_cache: bool = True, **_: Any
+) -> list[SessionInfo]:
+    """Every valid session file directly in `session_dir`, newest (mtime) first."""
+    return _list(session_dir, False, cache_dir, use_cache)
+
+
+def list_all_sessions(
+    agent_dir: str | None = None, cache_dir: str | None = None, use_cache: bool = True, **_: Any
+) -> list[SessionInfo]:
+    """Every valid session file under `<agent_dir>/sessions` (recursive), newest first."""
+    from . import paths
+
+    root = str(paths.sessions_root(agent_dir))
+    return _list(root, True, cache_dir, use_cache)

@@ -1,0 +1,1401 @@
+"""`SessionManager`: the session store (reference sections 5, 7, 10-12, 15, 16, 17).
+
+The manager mirrors the reference agent's SessionManager in Python naming. Entries are
+dicts exactly as they are (or would be) written to the file. Internally it keeps an
+`EntryIndex` of skeletons; full entries of a big file are parsed on demand (see
+`core/index.py`), so opening a 100,000-entry file costs a fraction of a second.
+
+Persistence follows the reference pipeline: nothing is written until the session has an
+assistant message (or `ensure_on_disk()`), then one atomic full rewrite, then incremental
+appends of whole lines. The first persistence error is latched and re-raised by later
+writes as `PersistError`; memory is updated first, like the reference.
+
+Deliberate divergences (DIVERGENCES.md): a non-empty file without a valid header is
+refused (1); what the lenient loader dropped is reported in `load_report` and a quarantine
+copy is kept before any rewrite (2); parent loops cannot hang anything (3); migrations are
+written atomically when they run (4, 6); `create_branched_session` writes through the
+normal persistence path (7).
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from . import index as _index_mod
+from .errors import EntryNotFoundError, InvalidSessionFileError, PersistError, SessionTreeError
+from .ids import Clock, IdSource, session_file_name
+from .index import STATE_ENTRY_TYPES, EntryIndex, IndexCache, Skeleton, scan_clean
+
+if TYPE_CHECKING:
+    from .context import SessionContext
+    from .discovery import SessionInfo
+
+__all__ = [
+    "CURRENT_SESSION_VERSION",
+    "FileState",
+    "LoadReport",
+    "SessionManager",
+    "SessionTreeNode",
+]
+
+CURRENT_SESSION_VERSION = 3
+_BLOB_MARK = b"blob:sha256:"
+# Files at least this big get a sidecar index cache for fast reopening.
+CACHE_MIN_BYTES = 1 << 20
+
+
+def _jsonl() -> Any:
+    from . import jsonl
+
+    return jsonl
+
+
+def _migrations() -> Any:
+    from . import migrations
+
+    return migrations
+
+
+def _persistence() -> Any:
+    from . import persistence
+
+    return persistence
+
+
+def _paths() -> Any:
+    from . import paths
+
+    return paths
+
+
+def _storage_mod() -> Any:
+    from . import storage
+
+    return storage
+
+
+@dataclass
+class LoadReport:
+    """What the lenient loader dropped when the file was opened (DIVERGENCES 2).
+
+    `skipped_lines` counts dropped regions other than a torn tail, `torn_tail` is true when
+    the file ended inside an incomplete line, `dropped` lists the regions
+    (`jsonl.DroppedLine`), `quarantined_copy` is the path of the copy of the original bytes
+    kept before the first rewrite, `migrated_from` the file's version when a migration ran.
+    """
+
+    skipped_lines: int = 0
+    torn_tail: bool = False
+    dropped: builtins.list[Any] = field(default_factory=list)
+    quarantined_copy: str | None = None
+    migrated_from: int | None = None
+    fast_path: bool = False
+    from_cache: bool = False
+
+    @property
+    def recovered(self) -> bool:
+        """True when the loader dropped anything."""
+        return self.skipped_lines > 0 or self.torn_tail
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"skippedLines": self.skipped_lines, "tornTail": self.torn_tail}
+        if self.quarantined_copy:
+            out["quarantinedCopy"] = self.quarantined_copy
+        return out
+
+
+@dataclass
+class FileState:
+    """The session file as last read or written: size, inode, device, mtime (ns).
+
+    `end` is the offset up to which the file's lines are in the index; bytes after it were
+    appended by someone else (see `SessionManager.ingest_appended_bytes`).
+    """
+
+    size: int
+    inode: int
+    device: int
+    mtime_ns: int
+    end: int
+
+
+class SessionTreeNode:
+    """One node of `SessionManager.get_tree()`: the entry, its children and its label."""
+
+    __slots__ = ("children", "entry", "label")
+
+    def __init__(
+        self, entry: dict[str, Any], children: builtins.list[SessionTreeNode], label: str | None
+    ) -> None:
+        self.entry = entry
+        self.children = children
+        self.label = label
+
+    def __repr__(self) -> str:
+        return f"SessionTreeNode(id={self.entry.get('id')!r}, children={len(self.children)}, label={self.label!r})"
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_SPACES = re.compile(" +")
+
+
+def sanitize_session_name(name: str) -> str:
+    """Control characters become spaces, runs of spaces collapse, the result is trimmed."""
+    return _SPACES.sub(" ", _CONTROL.sub(" ", name)).strip()
+
+
+def _clean_openai_replay(entry: dict[str, Any]) -> bool:
+    """The reference's in-memory cleanup of OpenAI-Responses replay metadata (§5)."""
+    if entry.get("type") != "message":
+        return False
+    msg = entry.get("message")
+    if not isinstance(msg, dict) or msg.get("role") != "assistant":
+        return False
+    payload = msg.get("providerPayload")
+    if not isinstance(payload, dict):
+        return False
+    ptype = payload.get("type")
+    if not (isinstance(ptype, str) and ptype.startswith("openaiResponses")):
+        return False
+    del msg["providerPayload"]
+    content = msg.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "thinking" and "thinkingSignature" in block:
+                del block["thinkingSignature"]
+    return True
+
+
+def _stat_of(storage: Any, path: str) -> Any:
+    try:
+        return storage.stat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _st(st: Any, name: str, default: int = 0) -> int:
+    v = getattr(st, name, None)
+    if v is None and isinstance(st, dict):
+        v = st.get(name)
+    return int(v) if v is not None else default
+
+
+class SessionManager:
+    """A session: header, entries (a tree by `parentId`), the leaf, and their persistence.
+
+    Construct it with the classmethods (`create`, `open`, `continue_recent`, `in_memory`,
+    `fork_from`). Entries are JSON-compatible dicts as stored in the file.
+    """
+
+    def __init__(
+        self,
+        cwd: str,
+        session_dir: str,
+        session_file: str | None,
+        persist: bool,
+        storage: Any = None,
+        *,
+        clock: Clock | None = None,
+        ids: IdSource | None = None,
+        blobs: Any = None,
+        agent_dir: str | None = None,
+        cache_dir: str | None = None,
+    ) -> None:
+        self._clock = clock or Clock()
+        self._ids = ids or IdSource(clock=self._clock)
+        if storage is None:
+            sm = _storage_mod()
+            storage = sm.FileSessionStorage() if persist else sm.MemorySessionStorage()
+        self._storage = storage
+        self._cwd = cwd
+        self._session_dir = session_dir
+        self._persist = persist
+        self._agent_dir = agent_dir
+        self._blobs = blobs
+        self._cache_dir = cache_dir
+        self._writer: Any = None
+        self._persist_error: PersistError | None = None
+        self.load_report = LoadReport()
+        self.file_state: FileState | None = None
+        self._header: dict[str, Any] = {}
+        self._index = EntryIndex()
+        self._leaf_id: str | None = None
+        self._flushed = False
+        self._needs_full_rewrite = False
+        self._ensured_on_disk = False
+        self._session_file: str | None = None
+        self._quarantine_pending = False
+        if session_file is not None:
+            self._set_session_file(session_file)
+        else:
+            self._new_session_state(None)
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def create(
+        cls, cwd: str, session_dir: str | None = None, storage: Any = None, **kw: Any
+    ) -> SessionManager:
+        """A new persistent session; the file is written once an assistant message exists."""
+        cwd = os.path.abspath(cwd)
+        sdir = (
+            session_dir if session_dir is not None else cls.get_default_session_dir(cwd, kw.get("agent_dir"))
+        )
+        mgr = cls(cwd, os.path.abspath(sdir), None, True, storage, **kw)
+        mgr._new_session_state(None)
+        return mgr
+
+    @classmethod
+    def open(
+        cls, path: str, session_dir: str | None = None, storage: Any = None, **kw: Any
+    ) -> SessionManager:
+        """Open a session file (migrating it and resolving blobs).
+
+        Raises `InvalidSessionFileError` for a non-empty file without a valid header; a
+        missing or empty path starts a new session there.
+        """
+        path = os.path.abspath(path)
+        sdir = os.path.abspath(session_dir) if session_dir is not None else os.path.dirname(path)
+        mgr = cls(os.getcwd(), sdir, None, True, storage, **kw)
+        mgr._set_session_file(path, cwd_from_header=True)
+        return mgr
+
+    @classmethod
+    def continue_recent(
+        cls, cwd: str, session_dir: str | None = None, storage: Any = None, **kw: Any
+    ) -> SessionManager:
+        """The terminal's breadcrumb session, else the newest in the directory, else new."""
+        from .discovery import find_most_recent_session
+
+        cwd = os.path.abspath(cwd)
+        sdir = (
+            session_dir if session_dir is not None else cls.get_default_session_dir(cwd, kw.get("agent_dir"))
+        )
+        sdir = os.path.abspath(sdir)
+        crumb = None
+        try:
+            crumb = _paths().read_breadcrumb(cwd, agent_dir=kw.get("agent_dir"))
+        except Exception:
+            crumb = None
+        if crumb and os.path.exists(crumb):
+            return cls.open(crumb, sdir, storage, **kw)
+        recent = find_most_recent_session(sdir)
+        if recent:
+            return cls.open(recent, sdir, storage, **kw)
+        return cls.create(cwd, sdir, storage, **kw)
+
+    @classmethod
+    def in_memory(cls, cwd: str | None = None, **kw: Any) -> SessionManager:
+        """A session that is never written (MemorySessionStorage, no file)."""
+        storage = kw.pop("storage", None)
+        if storage is None:
+            storage = _storage_mod().MemorySessionStorage()
+        mgr = cls(os.path.abspath(cwd) if cwd else os.getcwd(), "", None, False, storage, **kw)
+        return mgr
+
+    @classmethod
+    def fork_from(
+        cls, source_path: str, cwd: str, session_dir: str | None = None, storage: Any = None, **kw: Any
+    ) -> SessionManager:
+        """Copy another session's entries (ids kept) into a new file, written at once."""
+        source = cls.open(source_path, storage=storage, **{k: v for k, v in kw.items() if k != "cache_dir"})
+        try:
+            entries = [_deep_copy(e) for e in source._index.iter_entries()]
+            src_header = source.get_header() or {}
+        finally:
+            source.close_quietly()
+        mgr = cls.create(cwd, session_dir, storage, **kw)
+        mgr._new_session_state(src_header.get("id"))
+        if "title" in src_header:
+            mgr._header = _header_with_title(
+                mgr._header, src_header.get("title"), src_header.get("titleSource")
+            )
+        for e in entries:
+            _clean_openai_replay(e)
+            mgr._index.add_held(e)
+        last = mgr._index.last()
+        mgr._leaf_id = last.id if last else None
+        mgr._rewrite_file_guarded()
+        return mgr
+
+    @classmethod
+    def list(cls, cwd: str, session_dir: str | None = None, **kw: Any) -> builtins.list[SessionInfo]:
+        """Sessions of one directory, newest first."""
+        from .discovery import list_sessions
+
+        sdir = (
+            session_dir if session_dir is not None else cls.get_default_session_dir(cwd, kw.get("agent_dir"))
+        )
+        return list_sessions(sdir, **kw)
+
+    @classmethod
+    def list_all(cls, agent_dir: str | None = None, **kw: Any) -> builtins.list[SessionInfo]:
+        """Sessions of every project under the sessions root, newest first."""
+        from .discovery import list_all_sessions
+
+        return list_all_sessions(agent_dir, **kw)
+
+    @staticmethod
+    def get_default_session_dir(cwd: str, agent_dir: str | None = None) -> str:
+        """The per-cwd sessions directory (created when computed)."""
+        return str(_paths().get_default_session_dir(cwd, agent_dir))
+
+    # ------------------------------------------------------------------ state setup
+    def _blob_store(self) -> Any:
+        if self._blobs is None:
+            from .blobs import BlobStore
+
+            self._blobs = BlobStore(str(_paths().blobs_dir(self._agent_dir)))
+        return self._blobs
+
+    def _new_session_state(self, parent_session: str | None) -> None:
+        self._close_writer()
+        sid = self._ids.new_session_id()
+        header: dict[str, Any] = {
+            "type": "session",
+            "version": CURRENT_SESSION_VERSION,
+            "id": sid,
+            "timestamp": self._clock.now_iso(),
+            "cwd": self._cwd,
+        }
+        if parent_session is not None:
+            header["parentSession"] = parent_session
+        self._header = header
+        self._index = EntryIndex(self._load_skeleton)
+        self._leaf_id = None
+        self._flushed = False
+        self._needs_full_rewrite = False
+        self._ensured_on_disk = False
+        self._persist_error = None
+        self.load_report = LoadReport()
+        self.file_state = None
+        self._quarantine_pending = False
+        if self._persist and self._session_dir:
+            name = session_file_name(header["timestamp"], sid)
+            self._session_file = os.path.join(self._session_dir, name)
+            self._write_breadcrumb()
+        else:
+            self._session_file = None
+
+    def _write_breadcrumb(self) -> None:
+        if not self._persist or not self._session_file:
+            return
+        try:
+            _paths().write_breadcrumb(self._cwd, self._session_file, agent_dir=self._agent_dir)
+        except Exception:
+            pass  # fire and forget, like the reference
+
+    def _set_session_file(self, path: str, cwd_from_header: bool = False) -> None:
+        self._close_writer()
+        self._persist_error = None
+        path = os.path.abspath(path)
+        storage = self._storage
+        st = _stat_of(storage, path)
+        size = _st(st, "st_size") if st is not None else 0
+        if st is None or size == 0:
+            # A missing or empty file: a brand-new session at that path, header written now.
+            self._new_session_state(None)
+            self._session_file = path
+            self._write_breadcrumb()
+            self._flushed = True
+            self._ensured_on_disk = True
+            self._rewrite_file_guarded()
+            return
+        self._session_file = path
+        self._index = EntryIndex(self._load_skeleton)
+        self.load_report = LoadReport()
+        loaded = self._load_from_cache(path, st)
+        if not loaded:
+            data = storage.read_bytes(path)
+            self._load_bytes(path, data, st)
+        header = self._header
+        if cwd_from_header and isinstance(header.get("cwd"), str) and header.get("cwd"):
+            self._cwd = header["cwd"]
+        last = self._index.last()
+        self._leaf_id = last.id if last else None
+        self._flushed = True
+        self._ensured_on_disk = True
+        self._write_breadcrumb()
+        if self.load_report.migrated_from is not None:
+            self._needs_full_rewrite = True
+            self._rewrite_file_guarded()  # DIVERGENCE 4: written when it runs
+        elif self.load_report.recovered:
+            # The next persist rewrites the file (after a quarantine copy) instead of
+            # appending after garbage or a torn line.
+            self._needs_full_rewrite = True
+
+    def _load_bytes(self, path: str, data: bytes, st: Any) -> None:
+        nl = data.find(b"\n")
+        header_line = data[: nl if nl >= 0 else len(data)]
+        header = None
+        if header_line[:3] != b"\xef\xbb\xbf":
+            try:
+                header = orjson.loads(header_line)
+            except orjson.JSONDecodeError:
+                header = None
+        fast = None
+        if (
+            nl >= 0
+            and isinstance(header, dict)
+            and header.get("type") == "session"
+            and isinstance(header.get("id"), str)
+            and _is_current_version(header.get("version"))
+        ):
+            fast = scan_clean(data, nl + 1, 0)
+        if fast is not None:
+            self._header = header  # type: ignore[assignment]
+            self._index.add_skeletons(fast.skeletons)
+            self._index.usage = fast.usage
+            self.load_report = LoadReport(torn_tail=fast.torn_tail, fast_path=True)
+            if fast.torn_tail:
+                jl = _jsonl()
+                self.load_report.dropped = [
+                    jl.DroppedLine(data.count(b"\n", 0, fast.end) + 1, fast.end, len(data) - fast.end, "torn")
+                ]
+            self._set_file_state(st, fast.end)
+            if len(data) >= CACHE_MIN_BYTES and not fast.torn_tail:
+                self._save_cache(path, st, data)
+            return
+        # The lenient path: the reference's parser, migrations and blobs; held in memory.
+        jl = _jsonl()
+        report = jl.parse_jsonl_lenient(data)
+        values = report.values
+        if not values or not jl.is_session_header(values[0]):
+            reason = "no session header" if values else "no parsable JSON lines"
+            if values:
+                first = values[0]
+                if isinstance(first, dict) and first.get("type") == "session":
+                    reason = "the session header has no string id"
+                else:
+                    reason = "the first line is not a session header"
+            raise InvalidSessionFileError(path, reason)
+        dropped = list(report.dropped)
+        skipped = report.skipped_lines
+        entries: builtins.list[Any] = [values[0]]
+        for v in values[1:]:
+            if isinstance(v, dict):
+                entries.append(v)
+            else:
+                skipped += 1  # a non-object line cannot be an entry
+        migrated = _migrations().migrate_session_entries(entries, new_id=self._ids)
+        header = entries[0]
+        self._header = header
+        resolve = _persistence().resolve_blob_refs
+        blobs = None
+        for e in entries[1:]:
+            if _has_blob_ref(e):
+                if blobs is None:
+                    blobs = self._blob_store()
+                resolve(e, blobs)
+            _clean_openai_replay(e)
+            self._index.add_held(e)
+        self.load_report = LoadReport(
+            skipped_lines=skipped,
+            torn_tail=report.torn_tail,
+            dropped=dropped,
+            migrated_from=migrated,
+        )
+        self._set_file_state(st, len(data))
+
+    def _migration_id_source(self) -> Any:
+        ids = self._ids
+
+        def new_id(existing: Any = ()) -> str:
+            return ids.new_entry_id(existing)
+
+        return new_id
+
+    def _set_file_state(self, st: Any, end: int) -> None:
+        if st is None:
+            self.file_state = None
+            return
+        self.file_state = FileState(
+            size=_st(st, "st_size"),
+            inode=_st(st, "st_ino"),
+            device=_st(st, "st_dev"),
+            mtime_ns=_st(st, "st_mtime_ns"),
+            end=end,
+        )
+
+    def _refresh_file_state(self) -> None:
+        if not self._session_file:
+            return
+        st = _stat_of(self._storage, self._session_file)
+        if st is None:
+            self.file_state = None
+        else:
+            self._set_file_state(st, _st(st, "st_size"))
+
+    # -- loading file-backed entries
+    def _load_skeleton(self, sk: Skeleton) -> dict[str, Any]:
+        path = self._session_file
+        assert path is not None
+        line = self._storage.read_range(path, sk.offset, sk.length)
+        return self._entry_from_line(bytes(line), sk)
+
+    def _entry_from_line(self, line: bytes, sk: Skeleton | None) -> dict[str, Any]:
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            vals = _jsonl().parse_jsonl_lenient(line).values
+            entry = vals[0] if vals else None
+        if not isinstance(entry, dict) or (sk is not None and entry.get("id") != sk.id):
+            from .errors import ConflictError
+
+            raise ConflictError(
+                f"Session file {self._session_file} changed underneath: entry {sk.id if sk else '?'} moved",
+                self._session_file,
+            )
+        if _BLOB_MARK in line:
+            _persistence().resolve_blob_refs(entry, self._blob_store())
+        _clean_openai_replay(entry)
+        return entry
+
+    # -- sidecar cache
+    def _cache(self) -> Any:
+        return IndexCache(self._cache_dir)
+
+    def _cache_usable(self) -> bool:
+        return (
+            type(self._storage).__name__ == "FileSessionStorage"
+            and os.environ.get("SESSIONTREE_NO_INDEX_CACHE") != "1"
+        )
+
+    def _save_cache(self, path: str, st: Any, data: bytes) -> None:
+        if not self._cache_usable():
+            return
+        try:
+            self._cache().save(path, st, data, self._header, self._index)
+        except Exception:
+            pass  # a cache is an optimisation; failing to write it changes nothing
+
+    def _load_from_cache(self, path: str, st: Any) -> bool:
+        if not self._cache_usable():
+            return False
+        try:
+            hit = self._cache().load(path, st)
+        except Exception:
+            return False
+        if hit is None:
+            return False
+        header, skeletons, usage, cached_size = hit
+        self._header = header
+        self._index.add_skeletons(skeletons)
+        self._index.usage = usage
+        self.load_report = LoadReport(fast_path=True, from_cache=True)
+        size = _st(st, "st_size")
+        self._set_file_state(st, cached_size)
+        if size > cached_size:
+            # Appended since the cache was written: index only the new bytes.
+            tail = self._storage.read_range(path, cached_size, size - cached_size)
+            if not self._ingest_bytes(bytes(tail), cached_size):
+                self._index = EntryIndex(self._load_skeleton)
+                return False
+            self._save_cache_after_ingest(path)
+        return True
+
+    def _save_cache_after_ingest(self, path: str) -> None:
+        fs = self.file_state
+        if fs is None or fs.end != fs.size:
+            return
+        try:
+            st = self._storage.stat(path)
+            self._cache().save_skeletons(path, st, self._header, self._index)
+        except Exception:
+            pass
+
+    # ------------------------------------------------------------------ external appends
+    def ingest_appended_bytes(self) -> builtins.list[str]:
+        """Fold in whole lines that another process appended since the last read.
+
+        Returns the ids of the new entries (the leaf moves to the last one). A partial last
+        line stays unread until it is complete.
+        """
+        fs = self.file_state
+        path = self._session_file
+        if fs is None or path is None:
+            return []
+        st = _stat_of(self._storage, path)
+        if st is None:
+            return []
+        size = _st(st, "st_size")
+        if size <= fs.end:
+            return []
+        data = bytes(self._storage.read_range(path, fs.end, size - fs.end))
+        cut = data.rfind(b"\n") + 1
+        if cut <= 0:
+            return []
+        before = len(self._index)
+        if not self._ingest_bytes(data[:cut], fs.end):
+            return []
+        self._set_file_state(st, fs.end + cut)
+        new = self._index.skeletons()[before:]
+        if new:
+            self._leaf_id = new[-1].id
+        return [sk.id for sk in new]
+
+    def _ingest_bytes(self, data: bytes, base: int) -> bool:
+        """Index the whole lines of `data`, which start at file offset `base`."""
+        order0 = len(self._index)
+        scan = scan_clean(data, 0, order0, allow_torn_tail=False)
+        if scan is not None:
+            for sk in scan.skeletons:
+                sk.offset += base
+            self._index.add_skeletons(scan.skeletons)
+            u = self._index.usage
+            for name in ("input", "output", "cacheRead", "cacheWrite", "premiumRequests", "cost"):
+                setattr(u, name, getattr(u, name) + getattr(scan.usage, name))
+        else:
+            report = _jsonl().parse_jsonl_lenient(data)
+            for v in report.values:
+                if isinstance(v, dict):
+                    if _has_blob_ref(v):
+                        _persistence().resolve_blob_refs(v, self._blob_store())
+                    self._index.add_held(v)
+            if report.recovered:
+                self.load_report.skipped_lines += report.skipped_lines
+                self.load_report.dropped.extend(report.dropped)
+        if self.file_state is not None:
+            self.file_state.end = base + len(data)
+        return True
+
+    # ------------------------------------------------------------------ persistence
+    def _close_writer(self) -> None:
+        w = self._writer
+        self._writer = None
+        if w is not None:
+            try:
+                w.close()
+            except Exception:
+                pass
+
+    def _latch(self, exc: BaseException) -> PersistError:
+        err = exc if isinstance(exc, PersistError) else PersistError(self._session_file, exc)
+        if self._persist_error is None:
+            self._persist_error = err
+        return self._persist_error
+
+    def _persist_entry(self, entry: dict[str, Any]) -> None:
+        if not self._persist or not self._session_file:
+            return
+        if self._persist_error is not None:
+            raise self._persist_error
+        if not self._ensured_on_disk and not self._index.has_assistant:
+            self._flushed = False
+            return
+        if self._needs_full_rewrite or not self._flushed:
+            self._rewrite_file_guarded()
+        else:
+            self._append_line(entry)
+
+    def _prepare(self, entry: dict[str, Any]) -> dict[str, Any]:
+        return _persistence().prepare_entry_for_persistence(entry, self._blob_store())  # type: ignore[no-any-return]
+
+    def _append_line(self, entry: dict[str, Any]) -> None:
+        path = self._session_file
+        assert path is not None
+        try:
+            line = _jsonl().dumps_line(self._prepare(entry)) + b"\n"
+            if self._writer is None:
+                self._writer = self._storage.open_writer(path)
+            self._writer.write_line(line)
+            err = self._writer.get_error()
+            if err is not None:
+                raise err
+        except SessionTreeError as exc:
+            if isinstance(exc, PersistError):
+                raise self._latch(exc) from None
+            raise self._latch(exc) from exc
+        except Exception as exc:
+            raise self._latch(exc) from exc
+        fs = self.file_state
+        if fs is not None and fs.end == fs.size:
+            fs.size += len(line)
+            fs.end = fs.size
+
+    def _rewrite_file_guarded(self) -> None:
+        if self._persist_error is not None:
+            raise self._persist_error
+        try:
+            self._rewrite_file()
+        except PersistError as exc:
+            raise self._latch(exc) from None
+        except InvalidSessionFileError:
+            raise
+        except Exception as exc:
+            raise self._latch(exc) from exc
+
+    def _rewrite_file(self) -> None:
+        """Full atomic rewrite of header + entries through the persistence transform."""
+        if not self._persist or not self._session_file:
+            return
+        path = self._session_file
+        self._close_writer()
+        self._quarantine_if_needed(path)
+        jl = _jsonl()
+        prepare = self._prepare
+        parts: builtins.list[bytes] = [jl.dumps_line(prepare(self._header)) + b"\n"]
+        pos = len(parts[0])
+        ranges: builtins.list[tuple[int, int] | None] = []
+        idx = self._index
+        for sk in idx.skeletons():
+            entry = idx.entry_of(sk) if sk.offset < 0 else self._load_skeleton_uncached(sk)
+            line = jl.dumps_line(prepare(entry))
+            parts.append(line)
+            parts.append(b"\n")
+            ranges.append((pos, len(line)))
+            pos += len(line) + 1
+        data = b"".join(parts)
+        del parts
+        self._storage.write_atomic(path, data)
+        idx.rebase(ranges)
+        self._needs_full_rewrite = False
+        self._flushed = True
+        st = _stat_of(self._storage, path)
+        self._set_file_state(st, len(data))
+
+    def _load_skeleton_uncached(self, sk: Skeleton) -> dict[str, Any]:
+        return self._index.entry_of(sk)
+
+    def _quarantine_if_needed(self, path: str) -> None:
+        rep = self.load_report
+        if not rep.recovered or rep.quarantined_copy:
+            return
+        if not self._storage.exists(path):
+            return
+        original = self._storage.read_bytes(path)
+        base = os.path.basename(path)
+        ts = self._clock.now_iso().replace(":", "-").replace(".", "-")
+        qpath = os.path.join(os.path.dirname(path), f".{base}.quarantine-{ts}")
+        self._storage.write_atomic(qpath, bytes(original))
+        rep.quarantined_copy = qpath
+
+    def flush(self) -> None:
+        """Flush and fsync the append writer; re-raise a latched persistence error."""
+        w = self._writer
+        if w is not None:
+            try:
+                w.flush()
+                w.fsync()
+                err = w.get_error()
+                if err is not None:
+                    raise err
+            except Exception as exc:
+                raise self._latch(exc) from exc
+        if self._persist_error is not None:
+            raise self._persist_error
+
+    def close(self) -> None:
+        """Close the append writer; re-raise a latched persistence error."""
+        w = self._writer
+        if w is None:
+            return
+        self._writer = None
+        try:
+            w.flush()
+            w.fsync()
+            w.close()
+        except Exception as exc:
+            self._latch(exc)
+        self._flushed = True
+        if self._persist_error is not None:
+            raise self._persist_error
+
+    def close_quietly(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def ensure_on_disk(self) -> None:
+        """Write the file now (full rewrite) unless it is already up to date."""
+        if not self._persist or not self._session_file:
+            return
+        if self._flushed and not self._needs_full_rewrite and self._storage.exists(self._session_file):
+            self._ensured_on_disk = True
+            return
+        self._rewrite_file_guarded()
+        self._ensured_on_disk = True
+
+    def rewrite_entries(self) -> None:
+        """Unconditional full atomic rewrite (after in-place edits of entries)."""
+        if not self._persist or not self._session_file:
+            return
+        self._rewrite_file_guarded()
+
+    # ------------------------------------------------------------------ appending
+    def _new_id(self) -> str:
+        return self._ids.new_entry_id(self._index.ids())
+
+    def _base(self, etype: str) -> dict[str, Any]:
+        return {
+            "type": etype,
+            "id": self._new_id(),
+            "parentId": self._leaf_id,
+            "timestamp": self._clock.now_iso(),
+        }
+
+    def _append(self, entry: dict[str, Any]) -> str:
+        self._index.add_held(entry)
+        self._leaf_id = entry["id"]
+        self._persist_entry(entry)
+        return entry["id"]  # type: ignore[no-any-return]
+
+    def append_message(self, message: dict[str, Any]) -> str:
+        """Append a `message` entry; returns its id."""
+        e = self._base("message")
+        e["message"] = message
+        return self._append(e)
+
+    def append_thinking_level_change(self, level: str | None = None) -> str:
+        e = self._base("thinking_level_change")
+        e["thinkingLevel"] = level
+        return self._append(e)
+
+    def append_model_change(self, model: str, role: str | None = None) -> str:
+        e = self._base("model_change")
+        e["model"] = model
+        if role is not None:
+            e["role"] = role
+        return self._append(e)
+
+    def append_mode_change(self, mode: str, data: dict[str, Any] | None = None) -> str:
+        e = self._base("mode_change")
+        e["mode"] = mode
+        if data is not None:
+            e["data"] = data
+        return self._append(e)
+
+    def append_compaction(
+        self,
+        summary: str,
+        short_summary: str | None,
+        first_kept_entry_id: str | None,
+        tokens_before: int,
+        details: Any = None,
+        from_extension: bool | None = None,
+        preserve_data: Any = None,
+    ) -> str:
+        e = self._base("compaction")
+        e["summary"] = summary
+        if short_summary is not None:
+            e["shortSummary"] = short_summary
+        if first_kept_entry_id is not None:
+            e["firstKeptEntryId"] = first_kept_entry_id
+        e["tokensBefore"] = tokens_before
+        if details is not None:
+            e["details"] = details
+        if from_extension is not None:
+            e["fromExtension"] = from_extension
+        if preserve_data is not None:
+            e["preserveData"] = preserve_data
+        return self._append(e)
+
+    def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
+        e: dict[str, Any] = {"type": "custom", "customType": custom_type}
+        if data is not None:
+            e["data"] = data
+        e["id"] = self._new_id()
+        e["parentId"] = self._leaf_id
+        e["timestamp"] = self._clock.now_iso()
+        return self._append(e)
+
+    def append_custom_message_entry(
+        self,
+        custom_type: str,
+        content: Any,
+        display: bool,
+        details: Any = None,
+        attribution: str | None = "agent",
+    ) -> str:
+        e: dict[str, Any] = {
+            "type": "custom_message",
+            "customType": custom_type,
+            "content": content,
+            "display": display,
+        }
+        if details is not None:
+            e["details"] = details
+        e["attribution"] = attribution if attribution is not None else "agent"
+        e["id"] = self._new_id()
+        e["parentId"] = self._leaf_id
+        e["timestamp"] = self._clock.now_iso()
+        return self._append(e)
+
+    def append_label_change(self, target_id: str, label: str | None) -> str:
+        """Set (or, with a falsy label, clear) a label; the label entry becomes the leaf."""
+        if target_id not in self._index:
+            raise EntryNotFoundError(target_id)
+        e = self._base("label")
+        e["targetId"] = target_id
+        if label is not None:
+            e["label"] = label
+        return self._append(e)
+
+    def append_ttsr_injection(self, rule_names: builtins.list[str]) -> str:
+        e = self._base("ttsr_injection")
+        e["injectedRules"] = list(rule_names)
+        return self._append(e)
+
+    def append_session_init(self, init: dict[str, Any]) -> str:
+        e = self._base("session_init")
+        e.update(init)
+        return self._append(e)
+
+    def append_context_change(self, context_name: str, tenant: str | None, namespace: str | None) -> str:
+        e = self._base("context_change")
+        e["contextName"] = context_name
+        if tenant is not None:
+            e["tenant"] = tenant
+        if namespace is not None:
+            e["namespace"] = namespace
+        return self._append(e)
+
+    def append_service_tier_change(self, service_tier: str | None) -> str:
+        e = self._base("service_tier_change")
+        e["serviceTier"] = service_tier
+        return self._append(e)
+
+    def append_mcp_tool_selection(self, names: builtins.list[str]) -> str:
+        e = self._base("mcp_tool_selection")
+        e["selectedToolNames"] = list(names)
+        return self._append(e)
+
+    # ------------------------------------------------------------------ tree and leaf
+    def branch(self, entry_id: str) -> None:
+        """Move the leaf to an existing entry (writes nothing)."""
+        if entry_id not in self._index:
+            raise EntryNotFoundError(entry_id)
+        self._leaf_id = entry_id
+
+    def reset_leaf(self) -> None:
+        """Leaf = None: the next append starts a new root."""
+        self._leaf_id = None
+
+    def branch_with_summary(
+        self,
+        branch_from_id: str | None,
+        summary: str,
+        details: Any = None,
+        from_extension: bool | None = None,
+    ) -> str:
+        """Move the leaf to `branch_from_id` and append a `branch_summary` there."""
+        if branch_from_id is not None and branch_from_id not in self._index:
+            raise EntryNotFoundError(branch_from_id)
+        self._leaf_id = branch_from_id
+        e = self._base("branch_summary")
+        e["fromId"] = branch_from_id if branch_from_id is not None else "root"
+        e["summary"] = summary
+        if details is not None:
+            e["details"] = details
+        if from_extension is not None:
+            e["fromExtension"] = from_extension
+        return self._append(e)
+
+    def create_branched_session(self, leaf_id: str) -> str | None:
+        """A new session holding the path to `leaf_id` (labels re-created); returns its path."""
+        path_ids = self._index.path_to_root(leaf_id)
+        if not path_ids:
+            raise EntryNotFoundError(leaf_id)
+        idx = self._index
+        path_entries: builtins.list[dict[str, Any]] = []
+        for i in path_ids:
+            pe = idx.get(i)
+            if pe is not None and pe.get("type") != "label":
+                path_entries.append(pe)
+        on_path = {e.get("id") for e in path_entries}
+        now = self._clock.now_iso()
+        taken: set[str] = {i for i in on_path if isinstance(i, str)}
+        labels: builtins.list[dict[str, Any]] = []
+        parent = path_entries[-1].get("id") if path_entries else None
+        for target, label in idx.labels.items():
+            if target not in on_path:
+                continue
+            lid = self._ids.new_entry_id(taken)
+            taken.add(lid)
+            labels.append(
+                {
+                    "type": "label",
+                    "id": lid,
+                    "parentId": parent,
+                    "timestamp": now,
+                    "targetId": target,
+                    "label": label,
+                }
+            )
+            parent = lid
+        previous_file = self._session_file if self._persist else None
+        entries = [_deep_copy(e) for e in path_entries] + labels
+        self._close_writer()
+        self._new_session_state(previous_file)
+        self._header.pop("parentSession", None) if previous_file is None else None
+        for e in entries:
+            self._index.add_held(e)
+        last = self._index.last()
+        self._leaf_id = last.id if last else None
+        if self._persist and self._session_file:
+            self._rewrite_file_guarded()  # DIVERGENCE 7: through the persistence path
+            self._ensured_on_disk = False
+            return self._session_file
+        return None
+
+    def fork(self) -> tuple[str, str] | None:
+        """Copy this session into a new file (same entries, new id); returns (old, new)."""
+        if not self._persist or not self._session_file:
+            return None
+        old_file = self._session_file
+        old_id = self._header.get("id")
+        self._close_writer()
+        self._persist_error = None
+        sid = self._ids.new_session_id()
+        ts = self._clock.now_iso()
+        header: dict[str, Any] = {"type": "session", "version": CURRENT_SESSION_VERSION, "id": sid}
+        if "title" in self._header:
+            header["title"] = self._header.get("title")
+        if "titleSource" in self._header:
+            header["titleSource"] = self._header.get("titleSource")
+        header["timestamp"] = ts
+        header["cwd"] = self._cwd
+        header["parentSession"] = old_id
+        # file-backed entries must be read from the old file before switching paths
+        self._hold_all_entries()
+        self._header = header
+        self._session_file = os.path.join(self._session_dir, session_file_name(ts, sid))
+        self.load_report = LoadReport()
+        self._flushed = False
+        self._rewrite_file_guarded()
+        return old_file, self._session_file
+
+    def _hold_all_entries(self) -> None:
+        """Turn every file-backed entry into a held one (before the file path changes)."""
+        idx = self._index
+        if not idx.is_file_backed():
+            return
+        new = EntryIndex(self._load_skeleton)
+        for sk in idx.skeletons():
+            new.add_held(idx.entry_of(sk) if sk.offset < 0 else self._load_skeleton(sk))
+        self._index = new
+
+    def new_session(self, parent_session: str | None = None) -> str | None:
+        """Start an empty session (new id; a new file path that is written lazily)."""
+        self._close_writer()
+        self._new_session_state(parent_session)
+        return self._session_file
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def index(self) -> EntryIndex:
+        """The skeleton index (see architecture.md)."""
+        return self._index
+
+    def get_entries(self) -> builtins.list[dict[str, Any]]:
+        """Every entry (not the header), in file order."""
+        return list(self._index.iter_entries())
+
+    def iter_entries(self) -> Iterator[dict[str, Any]]:
+        return self._index.iter_entries()
+
+    def get_entry(self, entry_id: str) -> dict[str, Any] | None:
+        return self._index.get(entry_id)
+
+    def get_header(self) -> dict[str, Any] | None:
+        return self._header or None
+
+    def get_leaf_id(self) -> str | None:
+        return self._leaf_id
+
+    def get_leaf_entry(self) -> dict[str, Any] | None:
+        return self._index.get(self._leaf_id) if self._leaf_id is not None else None
+
+    def get_branch(self, from_id: str | None = None) -> builtins.list[dict[str, Any]]:
+        """Entries from the root to `from_id` (default: the leaf); [] for unknown ids."""
+        start = from_id if from_id is not None else self._leaf_id
+        idx = self._index
+        return [e for e in (idx.get(i) for i in idx.path_to_root(start)) if e is not None]
+
+    def get_children(self, parent_id: str) -> builtins.list[dict[str, Any]]:
+        """Entries whose `parentId` is `parent_id`, in id-map order (not sorted)."""
+        idx = self._index
+        return [e for e in (idx.get(i) for i in idx.raw_children(parent_id)) if e is not None]
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self._index.labels.get(entry_id)
+
+    def get_tree(self) -> builtins.list[SessionTreeNode]:
+        """The whole tree: roots in file order, children by timestamp (stable)."""
+        idx = self._index
+        labels = idx.labels
+        nodes: dict[str, SessionTreeNode] = {}
+
+        def node(eid: str) -> SessionTreeNode:
+            n = nodes.get(eid)
+            if n is None:
+                n = SessionTreeNode(idx.get(eid) or {}, [], labels.get(eid))
+                nodes[eid] = n
+            return n
+
+        roots = [node(r) for r in idx.roots()]
+        stack = list(roots)
+        while stack:
+            n = stack.pop()
+            kids = [node(c) for c in idx.children(n.entry.get("id"))]
+            n.children = kids
+            stack.extend(kids)
+        return roots
+
+    def build_session_context(self, leaf_id: Any = ...) -> SessionContext:
+        """The context of the path to the leaf (or to `leaf_id`, any node)."""
+        from .context import SessionContext, context_from_path
+
+        target = self._leaf_id if leaf_id is ... else leaf_id
+        if target is None:
+            return SessionContext()
+        idx = self._index
+        if target not in idx:
+            last = idx.last()
+            if last is None:
+                return SessionContext()
+            target = last.id
+        return context_from_path(self.materialize_context_path(target))
+
+    def materialize_context_path(self, leaf_id: str) -> builtins.list[dict[str, Any]]:
+        """The path entries that matter for the context, root first.
+
+        With a compaction on the path, entries before its kept range are left out except
+        state changes and the last assistant message (they still set thinking level, models,
+        mode, ...). Leaving out other entries does not change the context.
+        """
+        idx = self._index
+        ids = idx.path_to_root(leaf_id)
+        sks = [idx.skeleton(i) for i in ids]
+        comp = -1
+        for i in range(len(sks) - 1, -1, -1):
+            sk = sks[i]
+            if sk is not None and sk.type == "compaction":
+                comp = i
+                break
+        if comp < 0:
+            return [idx.entry_of(sk) for sk in sks if sk is not None]
+        centry = idx.entry_of(sks[comp])  # type: ignore[arg-type]
+        first_kept = centry.get("firstKeptEntryId")
+        start = comp
+        if first_kept is not None and not _has_provider_payload(centry):
+            for i in range(comp):
+                if ids[i] == first_kept:
+                    start = i
+                    break
+        last_assistant = -1
+        for i in range(start - 1, -1, -1):
+            sk = sks[i]
+            if sk is not None and sk.type == "message" and sk.role == "assistant":
+                last_assistant = i
+                break
+        out: builtins.list[dict[str, Any]] = []
+        for i, sk in enumerate(sks):
+            if sk is None:
+                continue
+            if i >= start or sk.type in STATE_ENTRY_TYPES or i == last_assistant:
+                out.append(idx.entry_of(sk))
+            elif sk.type not in _KNOWN_NON_STATE:
+                out.append(idx.entry_of(sk))  # unknown types: let the context code decide
+        return out
+
+    def get_injected_ttsr_rules(self) -> builtins.list[str]:
+        """Unique rule names of the ttsr_injection entries on the current branch."""
+        idx = self._index
+        seen: dict[str, None] = {}
+        for i in idx.path_to_root(self._leaf_id):
+            sk = idx.skeleton(i)
+            if sk is not None and sk.type == "ttsr_injection":
+                e = idx.entry_of(sk)
+                rules = e.get("injectedRules")
+                if isinstance(rules, list):
+                    for r in rules:
+                        seen.setdefault(r, None)
+        return list(seen)
+
+    def get_last_model_change_role(self) -> str | None:
+        """The role of the nearest model_change above the leaf ("default" when unset)."""
+        idx = self._index
+        for i in reversed(idx.path_to_root(self._leaf_id)):
+            sk = idx.skeleton(i)
+            if sk is not None and sk.type == "model_change":
+                role = idx.entry_of(sk).get("role")
+                return role if role is not None else "default"
+        return None
+
+    def get_usage_statistics(self) -> dict[str, float]:
+        """Usage summed over every assistant message and task result of the session (§15)."""
+        return self._index.usage.as_dict()
+
+    def get_session_file(self) -> str | None:
+        return self._session_file if self._persist else None
+
+    def get_session_id(self) -> str:
+        return str(self._header.get("id", ""))
+
+    def get_session_dir(self) -> str:
+        return self._session_dir
+
+    def get_cwd(self) -> str:
+        return self._cwd
+
+    def get_session_name(self) -> str | None:
+        t = self._header.get("title")
+        return t if isinstance(t, str) else None
+
+    def get_title_source(self) -> str | None:
+        s = self._header.get("titleSource")
+        return s if s in ("auto", "user") else None
+
+    def is_persisted(self) -> bool:
+        return self._persist
+
+    def get_artifacts_dir(self) -> str | None:
+        f = self.get_session_file()
+        return f[: -len(".jsonl")] if f and f.endswith(".jsonl") else None
+
+    def put_blob(self, data: bytes) -> Any:
+        """Store raw bytes in the blob store; returns `BlobPut(hash, path, ref)`."""
+        return self._blob_store().put(data)
+
+    # ------------------------------------------------------------------ name and moves
+    def set_session_name(self, name: str, source: str = "auto") -> bool:
+        """Set the title (sanitized); an automatic name never replaces a user's."""
+        if self.get_title_source() == "user" and source == "auto":
+            return False
+        clean = sanitize_session_name(name)
+        if not clean:
+            return False
+        self._header = _header_with_title(self._header, clean, source)
+        if self._persist and self._session_file and self._storage.exists(self._session_file):
+            self._rewrite_file_guarded()
+        return True
+
+    def move_to(self, new_cwd: str) -> None:
+        """Move the session to another cwd's directory (file and artifacts dir renamed)."""
+        new_cwd = os.path.abspath(new_cwd)
+        if new_cwd == self._cwd:
+            return
+        new_dir = self._session_dir_for(new_cwd)
+        if self._persist and self._session_file:
+            self._close_writer()
+            self._persist_error = None
+            storage = self._storage
+            old_file = self._session_file
+            existed = storage.exists(old_file)
+            new_file = os.path.join(new_dir, os.path.basename(old_file))
+            old_art = old_file[:-6] if old_file.endswith(".jsonl") else None
+            new_art = new_file[:-6] if new_file.endswith(".jsonl") else None
+            storage.ensure_dir(new_dir)
+            moved_file = moved_art = False
+            try:
+                if existed:
+                    storage.rename(old_file, new_file)
+                    moved_file = True
+                if old_art and new_art and os.path.isdir(old_art):
+                    os.rename(old_art, new_art)
+                    moved_art = True
+            except Exception:
+                if moved_art and old_art and new_art:
+                    try:
+                        os.rename(new_art, old_art)
+                    except OSError:
+                        pass
+                if moved_file:
+                    try:
+                        storage.rename(new_file, old_file)
+                    except Exception:
+                        pass
+                raise
+            self._session_file = new_file
+            self._cwd = new_cwd
+            self._session_dir = new_dir
+            self._header["cwd"] = new_cwd
+            if existed or self._index.has_assistant:
+                self._rewrite_file_guarded()
+            self._write_breadcrumb()
+        else:
+            self._cwd = new_cwd
+            self._session_dir = new_dir if self._session_dir else ""
+            self._header["cwd"] = new_cwd
+
+    def _session_dir_for(self, new_cwd: str) -> str:
+        paths = _paths()
+        try:
+            root = str(paths.sessions_root(self._agent_dir))
+            cur = os.path.abspath(self._session_dir) if self._session_dir else ""
+            names = {paths.encode_cwd(self._cwd)}
+            if hasattr(paths, "encode_cwd_legacy"):
+                names.add(paths.encode_cwd_legacy(self._cwd))
+            if cur and os.path.basename(cur) in names:
+                target = os.path.join(os.path.dirname(cur), paths.encode_cwd(new_cwd))
+                return target
+            del root
+        except Exception:
+            pass
+        return self.get_default_session_dir(new_cwd, self._agent_dir)
+
+
+_KNOWN_NON_STATE = frozenset(
+    {
+        "message",
+        "custom_message",
+        "branch_summary",
+        "compaction",
+        "custom",
+        "label",
+        "session_init",
+        "session",
+    }
+)
+
+
+def _has_provider_payload(comp: dict[str, Any]) -> bool:
+    pd = comp.get("preserveData")
+    if not isinstance(pd, dict):
+        return False
+    remote = pd.get("openaiRemoteCompaction")
+    if not isinstance(remote, dict):
+        return False
+    provider = remote.get("provider")
+    return isinstance(provider, str) and bool(provider) and isinstance(remote.get("replacementHistory"), list)
+
+
+def _is_current_version(v: Any) -> bool:
+    return not isinstance(v, bool) and isinstance(v, int | float) and v >= CURRENT_SESSION_VERSION
+
+
+def _has_blob_ref(entry: Any) -> bool:
+    # Cheap pre-check before walking an entry for blob references.
+    try:
+        return _BLOB_MARK in orjson.dumps(entry)
+    except TypeError:
+        return True
+
+
+def _deep_copy(entry: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return orjson.loads(orjson.dumps(entry))  # type: ignore[no-any-return]
+    except TypeError:
+        import copy
+
+        return copy.deepcopy(entry)
+
+
+def _header_with_title(header: dict[str, Any], title: Any, source: Any) -> dict[str, Any]:
+    h = dict(header)
+    h["title"] = title
+    if source is not None:
+        h["titleSource"] = source
+    return h
+
+
+# keep a reference for tools that introspect the module
+_ = _index_mod
