@@ -1,46 +1,12 @@
 /** Starts `sessiontree serve` through vscode-languageclient and speaks only the protocol. */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { LanguageClient, type LanguageClientOptions, RevealOutputChannelOn, type ServerOptions, TransportKind } from 'vscode-languageclient/node';
 import { ContextKey, INSTALL_HINT, PROTOCOL_VERSION, Setting } from './constants';
+import { errorText, protocolVersionOf, resolveCommand } from './daemonCheck';
 import type { Daemon } from './protocol';
 
 /** The daemon's state, mirrored in the `sessiontree.daemonState` context key. */
 export type DaemonState = 'stopped' | 'starting' | 'running' | 'missing' | 'failed';
-
-/** Resolves a command name on PATH (or checks an explicit path); undefined when not found. */
-export function resolveCommand(command: string, envPath = process.env.PATH ?? ''): string | undefined {
-  const isExec = (p: string) => {
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return fs.statSync(p).isFile();
-    } catch {
-      return false;
-    }
-  };
-  if (command.includes('/') || command.includes('\\')) {
-    return isExec(command) ? command : undefined;
-  }
-  const exts = process.platform === 'win32' ? ['.exe', '.cmd', '.bat', ''] : [''];
-  for (const dir of envPath.split(path.delimiter)) {
-    for (const ext of exts) {
-      const candidate = path.join(dir, command + ext);
-      if (dir && isExec(candidate)) {
-        return candidate;
-      }
-    }
-  }
-  return undefined;
-}
-
-/** Reads `capabilities.experimental.sessionTree.protocolVersion` from an initialize result. */
-export function protocolVersionOf(initializeResult: unknown): number | undefined {
-  const caps = (initializeResult as { capabilities?: { experimental?: { sessionTree?: { protocolVersion?: unknown } } } })
-    ?.capabilities;
-  const v = caps?.experimental?.sessionTree?.protocolVersion;
-  return typeof v === 'number' ? v : undefined;
-}
 
 /** The connection to the daemon. Notification handlers survive restarts. */
 export class DaemonClient implements Daemon, vscode.Disposable {
@@ -186,13 +152,4 @@ export class DaemonClient implements Daemon, vscode.Disposable {
   }
 }
 
-/** The message of an error, including JSON-RPC errors. */
-export function errorText(err: unknown): string {
-  if (err instanceof Error) {
-    return err.message;
-  }
-  if (err && typeof err === 'object' && 'message' in err) {
-    return String((err as { message: unknown }).message);
-  }
-  return String(err);
-}
+export { errorText };

@@ -1,0 +1,97 @@
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { nestRows, rowLine, rowLabel, rowContextValue, iconForRow, formatAge } = require('../../out/views/rows');
+const { row } = require('./helpers');
+
+// a → b → c, c branches into d (→ f → g, the leaf) and e (→ h). Depths follow tree-view-rules.md:
+// the single-child chain stays at 0, c's children get 1, and the one-time step puts f, g, h at 2.
+function branchedRows() {
+  const active = { onActivePath: true };
+  return [
+    row('a', null, 0, { ...active }),
+    row('b', 'a', 0, { ...active, role: 'assistant', text: 'assistant: hello' }),
+    row('c', 'b', 0, { ...active }),
+    row('d', 'c', 1, { ...active, prefix: '├─ ' }),
+    row('f', 'd', 2, { ...active, prefix: '│  ' }),
+    row('g', 'f', 2, { ...active, prefix: '│  ', isLeaf: true }),
+    row('e', 'c', 1, { prefix: '└─ ', label: 'alt' }),
+    row('h', 'e', 2, { prefix: '   ' }),
+  ];
+}
+
+const ids = (nodes) => nodes.map((n) => n.row.id);
+
+test('a linear chain stays flat and branches nest under their branch point', () => {
+  const { roots, byId } = nestRows(branchedRows());
+  assert.deepEqual(ids(roots), ['a', 'b', 'c']);
+  assert.deepEqual(ids(byId.get('c').children), ['d', 'e']);
+  assert.deepEqual(ids(byId.get('d').children), ['f', 'g']);
+  assert.deepEqual(ids(byId.get('e').children), ['h']);
+  assert.equal(byId.get('g').parent.row.id, 'd');
+  assert.equal(byId.get('a').parent, undefined);
+});
+
+test('containsActive marks the ancestors of the active path, not the side branch', () => {
+  const { byId } = nestRows(branchedRows());
+  assert.equal(byId.get('c').containsActive, true);
+  assert.equal(byId.get('d').containsActive, true);
+  assert.equal(byId.get('e').containsActive, false);
+  assert.equal(byId.get('h').containsActive, false);
+});
+
+test('filtered rows keep their depth, so nesting survives hidden neighbours', () => {
+  const rows = branchedRows().filter((r) => r.id !== 'f' && r.id !== 'b');
+  const { roots, byId } = nestRows(rows);
+  assert.deepEqual(ids(roots), ['a', 'c']);
+  assert.deepEqual(ids(byId.get('d').children), ['g']);
+});
+
+test('several roots at depth 0 are siblings, deeper rows nest under the nearest shallower one', () => {
+  const rows = [row('r1', null, 0), row('x', 'r1', 0), row('r2', null, 0), row('y', 'r2', 1), row('z', 'y', 1)];
+  const { roots, byId } = nestRows(rows);
+  assert.deepEqual(ids(roots), ['r1', 'x', 'r2']);
+  assert.deepEqual(ids(byId.get('r2').children), ['y', 'z']);
+});
+
+test('an empty view nests to nothing', () => {
+  const { roots, byId } = nestRows([]);
+  assert.deepEqual(roots, []);
+  assert.equal(byId.size, 0);
+});
+
+test('rowLine reproduces prefix + active marker + [label] + text', () => {
+  const rows = branchedRows();
+  assert.equal(rowLine(rows[3]), '├─ • user: d');
+  assert.equal(rowLine(rows[6]), '└─ [alt] user: e');
+  assert.equal(rowLabel(rows[6]), '[alt] user: e');
+});
+
+test('contextValue flags drive the menus', () => {
+  const rows = branchedRows();
+  assert.equal(rowContextValue(rows[5]), 'entry;user;leaf;active');
+  assert.equal(rowContextValue(rows[6]), 'entry;user;labeled');
+  assert.equal(rowContextValue(rows[1]), 'entry;active');
+  assert.match(rowContextValue(rows[6]), /^entry.*;labeled/);
+  assert.doesNotMatch(rowContextValue(rows[1]), /^entry.*;user/);
+});
+
+test('icons per entry kind', () => {
+  assert.equal(iconForRow({ type: 'message', role: 'user' }), 'account');
+  assert.equal(iconForRow({ type: 'message', role: 'assistant' }), 'hubot');
+  assert.equal(iconForRow({ type: 'message', role: 'toolResult' }), 'tools');
+  assert.equal(iconForRow({ type: 'compaction' }), 'fold');
+  assert.equal(iconForRow({ type: 'branch_summary' }), 'git-merge');
+  assert.equal(iconForRow({ type: 'label' }), 'tag');
+  assert.equal(iconForRow({ type: 'something_new' }), 'circle-small');
+});
+
+test('formatAge', () => {
+  const now = Date.parse('2026-01-02T00:00:00.000Z');
+  assert.equal(formatAge('2026-01-01T23:59:30.000Z', now), '30s');
+  assert.equal(formatAge('2026-01-01T23:00:00.000Z', now), '1h');
+  assert.equal(formatAge('2026-01-01T23:15:00.000Z', now), '45m');
+  assert.equal(formatAge('2026-01-01T20:00:00.000Z', now), '4h');
+  assert.equal(formatAge('2025-12-20T00:00:00.000Z', now), '13d');
+  assert.equal(formatAge('not a date', now), '');
+});

@@ -1,0 +1,142 @@
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const vscode = require('vscode');
+const { SessionTreeProvider, LoadMoreElement } = require('../../out/views/sessionTree');
+const { CurrentSession } = require('../../out/session');
+const { FakeDaemon, row, tick } = require('./helpers');
+
+function makeRows(n) {
+  // a linear conversation: every row at depth 0, the last one is the leaf
+  return Array.from({ length: n }, (_, i) =>
+    row(`e${i}`, i ? `e${i - 1}` : null, 0, { onActivePath: true, isLeaf: i === n - 1, role: i % 2 ? 'assistant' : 'user', text: i % 2 ? `assistant: a${i}` : `user: q${i}` }),
+  );
+}
+
+function setup(allRows, opts = {}) {
+  let rows = allRows;
+  const daemon = new FakeDaemon({
+    'session/open': ({ path }) => ({ session: 'S1', path, header: { type: 'session', id: 'h', title: 'My session' }, leafId: rows.at(-1)?.id ?? null, entryCount: rows.length }),
+    'session/view': ({ offset = 0, limit = 1000, filter }) => {
+      const visible = filter === 'user-only' ? rows.filter((r) => r.role === 'user') : rows;
+      const leaf = rows.findIndex((r) => r.isLeaf);
+      return { rows: visible.slice(offset, offset + limit), total: visible.length, selectedIndex: Math.max(0, leaf), leafId: rows[leaf]?.id ?? null };
+    },
+    'session/entry': ({ id }) => ({ entry: { type: 'message', id, parentId: null, timestamp: 't', message: { role: 'user', content: [{ type: 'text', text: `full text of ${id}\nsecond line` }] } } }),
+  });
+  const current = new CurrentSession(daemon);
+  const tree = new SessionTreeProvider(daemon, current, { pageSize: 50, debounceMs: 10, now: () => Date.parse('2026-01-01T00:05:00.000Z'), ...opts });
+  return { daemon, current, tree, setRows: (r) => { rows = r; } };
+}
+
+test('opening a session loads the rows of session/view', async () => {
+  const { current, tree, daemon } = setup(makeRows(4));
+  await current.open('/tmp/s.jsonl');
+  await tree.whenIdle();
+  const top = tree.getChildren();
+  assert.deepEqual(top.map((n) => n.row.id), ['e0', 'e1', 'e2', 'e3']);
+  const view = daemon.calls.find(([m]) => m === 'session/view');
+  assert.deepEqual(view[1], { session: 'S1', filter: 'default', offset: 0, limit: 50 });
+  const leaf = tree.getTreeItem(top[3]);
+  assert.equal(leaf.label, 'assistant: a3');
+  assert.match(leaf.description, /current/);
+  assert.equal(leaf.iconPath.id, 'debug-stackframe');
+  assert.equal(leaf.iconPath.color.id, 'charts.green');
+  assert.equal(leaf.id, 'e3');
+  assert.equal(leaf.collapsibleState, vscode.TreeItemCollapsibleState.None);
+  const first = tree.getTreeItem(top[0]);
+  assert.equal(first.iconPath.id, 'account');
+  assert.equal(first.iconPath.color.id, 'charts.blue');
+  assert.equal(first.description, '• 5m');
+});
+
+test('branch points are expanded on the active path and collapsed elsewhere', async () => {
+  const rows = [
+    row('a', null, 0, { onActivePath: true }),
+    row('b', 'a', 1, { onActivePath: true, isLeaf: true }),
+    row('c', 'a', 1),
+    row('d', 'c', 2),
+  ];
+  const { current, tree } = setup(rows);
+  await current.open('/tmp/s.jsonl');
+  await tree.whenIdle();
+  const [a] = tree.getChildren();
+  assert.equal(tree.getTreeItem(a).collapsibleState, vscode.TreeItemCollapsibleState.Expanded);
+  const [b, c] = tree.getChildren(a);
+  assert.equal(tree.getTreeItem(b).collapsibleState, vscode.TreeItemCollapsibleState.None);
+  assert.equal(tree.getTreeItem(c).collapsibleState, vscode.TreeItemCollapsibleState.Collapsed);
+  assert.equal(tree.getParent(c), a);
+  assert.equal(tree.leafNode().row.id, 'b');
+});
+
+test('long sessions are paged with a "Load more…" item', async () => {
+  const { current, tree } = setup(makeRows(120), { pageSize: 50 });
+  // the leaf is row 119: the first load fetches up to it so it can be revealed
+  await current.open('/tmp/s.jsonl');
+  await tree.whenIdle();
+  assert.equal(tree.loadedRows.length, 120);
+  const { current: c2, tree: t2, setRows } = setup(makeRows(120), { pageSize: 50 });
+  const rows = makeRows(120).map((r, i) => ({ ...r, isLeaf: i === 10 }));
+  setRows(rows);
+  await c2.open('/tmp/s.jsonl');
+  await t2.whenIdle();
+  let top = t2.getChildren();
+  assert.equal(top.length, 51);
+  const more = top[50];
+  assert.ok(more instanceof LoadMoreElement);
+  const item = t2.getTreeItem(more);
+  assert.equal(item.label, 'Load more… (50 of 120 rows)');
+  assert.equal(item.command.command, 'sessiontree.tree.loadMore');
+  await t2.loadMore();
+  await t2.loadMore();
+  top = t2.getChildren();
+  assert.equal(top.length, 120);
+  assert.ok(!(top.at(-1) instanceof LoadMoreElement));
+});
+
+test('notifications for the open session trigger one debounced refresh; others are ignored', async () => {
+  const { current, tree, daemon, setRows } = setup(makeRows(3));
+  await current.open('/tmp/s.jsonl');
+  await tree.whenIdle();
+  const loads = [];
+  tree.onDidLoad((e) => loads.push(e));
+  const viewCalls = () => daemon.calls.filter(([m]) => m === 'session/view').length;
+  const before = viewCalls();
+  daemon.notify('session/didChange', { session: 'OTHER', appended: [], leafId: 'x', oldLeafId: null, source: 'external' });
+  await tick(30);
+  assert.equal(viewCalls(), before);
+  setRows(makeRows(5));
+  daemon.notify('session/didChange', { session: 'S1', appended: [], leafId: 'e4', oldLeafId: 'e2', source: 'external' });
+  daemon.notify('session/didNavigate', { session: 'S1', newLeafId: 'e4', oldLeafId: 'e2' });
+  daemon.notify('session/didChangeLabel', { session: 'S1', targetId: 'e1', label: 'x' });
+  await tick(40);
+  await tree.whenIdle();
+  assert.equal(viewCalls(), before + 1);
+  assert.equal(tree.getChildren().length, 5);
+  assert.deepEqual(loads.map((l) => [l.leafId, l.leafChanged]), [['e4', true]]);
+});
+
+test('the filter mode goes to session/view and unknown modes are refused', async () => {
+  const { current, tree, daemon } = setup(makeRows(4));
+  await current.open('/tmp/s.jsonl');
+  await tree.whenIdle();
+  await tree.setFilter('user-only');
+  assert.deepEqual(tree.getChildren().map((n) => n.row.id), ['e0', 'e2']);
+  assert.equal(daemon.calls.at(-1)[1].filter, 'user-only');
+  assert.throws(() => tree.setFilter('bogus'), /Unknown filter mode/);
+  await tree.setSearch('  q2 ');
+  assert.equal(daemon.calls.at(-1)[1].search, 'q2');
+});
+
+test('resolveTreeItem fills a Markdown tooltip with the full entry text', async () => {
+  const { current, tree } = setup(makeRows(2));
+  await current.open('/tmp/s.jsonl');
+  await tree.whenIdle();
+  const [node] = tree.getChildren();
+  const item = tree.getTreeItem(node);
+  assert.equal(item.tooltip, undefined);
+  await tree.resolveTreeItem(item, node);
+  assert.ok(item.tooltip instanceof vscode.MarkdownString);
+  assert.match(item.tooltip.value, /full text of e0\nsecond line/);
+  assert.match(item.tooltip.value, /\*\*user\*\*/);
+});

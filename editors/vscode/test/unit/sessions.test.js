@@ -1,0 +1,56 @@
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { SessionsProvider, mergeSessions, sessionLabel } = require('../../out/views/sessions');
+const { CurrentSession } = require('../../out/session');
+const { FakeDaemon, tick } = require('./helpers');
+
+const info = (path, modified, extra = {}) => ({ path, id: path, cwd: '/w', firstMessage: `first of ${path}`, messageCount: 3, created: modified, modified, ...extra });
+
+test('mergeSessions keeps one row per path, newest first', () => {
+  const a = info('/a', '2026-01-01T00:00:00Z');
+  const b = info('/b', '2026-01-03T00:00:00Z');
+  const c = info('/c', '2026-01-02T00:00:00Z');
+  assert.deepEqual(mergeSessions([[a, b], [c, b]]).map((s) => s.path), ['/b', '/c', '/a']);
+});
+
+test('sessionLabel prefers the title, then the first message, then the file name', () => {
+  assert.equal(sessionLabel(info('/x/s.jsonl', 't', { title: 'Named' })), 'Named');
+  assert.equal(sessionLabel(info('/x/s.jsonl', 't', { firstMessage: ' hello\n world ' })), 'hello world');
+  assert.equal(sessionLabel(info('/x/s.jsonl', 't', { firstMessage: '' })), 's.jsonl');
+});
+
+test('lists the workspace folders, or every project when toggled', async () => {
+  const daemon = new FakeDaemon({
+    'session/list': (p) => ({ sessions: p.all ? [info('/all', '2026-01-05T00:00:00Z')] : [info(`${p.cwd}/s`, '2026-01-01T00:00:00Z')] }),
+  });
+  const current = new CurrentSession(daemon);
+  const provider = new SessionsProvider(daemon, current, { folders: () => ['/w1', '/w2'], now: () => Date.parse('2026-01-01T01:00:00Z'), debounceMs: 5 });
+  let kids = await provider.getChildren();
+  assert.deepEqual(kids.map((s) => s.path).sort(), ['/w1/s', '/w2/s']);
+  assert.deepEqual(daemon.calls.map(([, p]) => p.cwd).sort(), ['/w1', '/w2']);
+  const item = provider.getTreeItem(kids[0]);
+  assert.equal(item.label, `first of ${kids[0].path}`);
+  assert.equal(item.description, '3 msgs · 1h');
+  assert.equal(item.command.command, 'sessiontree.sessions.open');
+  assert.equal(item.contextValue, 'session');
+  provider.setShowAll(true);
+  kids = await provider.getChildren();
+  assert.deepEqual(kids.map((s) => s.path), ['/all']);
+  assert.equal(daemon.calls.at(-1)[1].all, true);
+});
+
+test('session/didChangeList refreshes the list (debounced)', async () => {
+  let n = 0;
+  const daemon = new FakeDaemon({ 'session/list': () => ({ sessions: Array.from({ length: ++n }, (_, i) => info(`/s${i}`, '2026-01-01T00:00:00Z')) }) });
+  const provider = new SessionsProvider(daemon, new CurrentSession(daemon), { folders: () => ['/w'], debounceMs: 5 });
+  let fired = 0;
+  provider.onDidChangeTreeData(() => fired++);
+  assert.equal((await provider.getChildren()).length, 1);
+  assert.equal((await provider.getChildren()).length, 1, 'cached until something changes');
+  daemon.notify('session/didChangeList', { cwd: '/w' });
+  daemon.notify('session/didChangeList', { cwd: '/w' });
+  await tick(20);
+  assert.equal(fired, 1);
+  assert.equal((await provider.getChildren()).length, 2);
+});
