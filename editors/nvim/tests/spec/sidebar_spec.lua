@@ -1,0 +1,476 @@
+-- The sidebar against the real daemon over stdio, on real files.
+local H = require("helpers")
+
+local EXPECTED_DEFAULT = {
+  "• [start] user: Add a --verbose flag to the CLI",
+  "• assistant: I will read the CLI first.",
+  "• [read: src/cli.py]",
+  "• assistant: The flag is added.",
+  "├─ • user: Document it in the README instead",
+  "│     • assistant: README updated.",
+  "└─ user: Now write tests for it",
+  "      assistant: Tests added in tests/test_cli.py.",
+}
+
+local function marks_at(state, lnum)
+  local out = {}
+  local ns = require("sessiontree.highlight").ns
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(state.buf, ns, { lnum, 0 }, { lnum, -1 }, { details = true })) do
+    local d = m[4]
+    table.insert(out, {
+      col = m[3],
+      end_col = d.end_col,
+      hl = d.hl_group,
+      line_hl = d.line_hl_group,
+      virt = d.virt_text and d.virt_text[1][1],
+    })
+  end
+  return out
+end
+
+local function has_mark(marks, hl, col, end_col)
+  for _, m in ipairs(marks) do
+    if m.hl == hl and (col == nil or (m.col == col and m.end_col == end_col)) then
+      return true
+    end
+  end
+  return false
+end
+
+describe("sidebar", function()
+  local env, path, st
+
+  before_each(function()
+    env = H.setup()
+    path = H.fixture("branched.jsonl", env.dir)
+    st = H.open(path)
+  end)
+
+  after_each(function()
+    H.teardown()
+  end)
+
+  it("shows the session with the daemon's rows and the expected lines", function()
+    local lines = H.lines(st)
+    assert.are.same(EXPECTED_DEFAULT, lines)
+    assert.are.same(H.daemon_lines(st, "default"), lines)
+    local buf, win = st.buf, st.win
+    assert.are.equal("nofile", vim.bo[buf].buftype)
+    assert.are.equal("sessiontree", vim.bo[buf].filetype)
+    assert.is_false(vim.bo[buf].modifiable)
+    assert.is_true(vim.wo[win].winfixwidth)
+    assert.is_false(vim.wo[win].number)
+    assert.is_true(vim.wo[win].cursorline)
+    assert.are.equal(50, vim.api.nvim_win_get_width(win))
+    assert.matches("branched", vim.wo[win].winbar)
+  end)
+
+  it("starts with the cursor on the leaf's row (its nearest visible ancestor)", function()
+    -- the leaf is the label entry, hidden in the default filter: its parent is selected
+    local row = H.cursor_row(st)
+    assert.are.equal("a0000004", row.id)
+    assert.are.equal(6, vim.api.nvim_win_get_cursor(st.win)[1])
+  end)
+
+  it("colours rows by kind and marks the active path, labels and the leaf", function()
+    -- line 1: "• [start] user: ..." (the bullet is 4 bytes: U+2022 and a space)
+    local m1 = marks_at(st, 0)
+    assert.is_true(has_mark(m1, "SessionTreeActive", 0, 4))
+    assert.is_true(has_mark(m1, "SessionTreeLabel", 4, 12))
+    assert.is_true(has_mark(m1, "SessionTreeUser", 12, #EXPECTED_DEFAULT[1]))
+    assert.is_true(has_mark(marks_at(st, 1), "SessionTreeAssistant"))
+    assert.is_true(has_mark(marks_at(st, 2), "SessionTreeTool"))
+    -- a row off the active path has no bullet mark, its prefix is a guide
+    local m7 = marks_at(st, 6)
+    assert.is_false(has_mark(m7, "SessionTreeActive"))
+    assert.is_true(has_mark(m7, "SessionTreeGuide", 0, #"└─ "))
+    -- the leaf row (line 6)
+    local leaf = vim.tbl_filter(function(m)
+      return m.line_hl ~= nil
+    end, marks_at(st, 5))
+    assert.are.equal(1, #leaf)
+    assert.are.equal("SessionTreeLeafLine", leaf[1].line_hl)
+    for lnum = 0, 7 do
+      if lnum ~= 5 then
+        for _, m in ipairs(marks_at(st, lnum)) do
+          assert.is_nil(m.line_hl)
+        end
+      end
+    end
+  end)
+
+  it("cycles and jumps between filter modes, changing the lines and the winbar", function()
+    vim.api.nvim_set_current_win(st.win)
+    H.after_render(st, function()
+      H.feed("<Tab>")
+    end)
+    assert.are.equal("no-tools", st.filter)
+    local no_tools = H.lines(st)
+    assert.are.same(H.daemon_lines(st, "no-tools"), no_tools)
+    assert.is_false(vim.tbl_contains(no_tools, "• [read: src/cli.py]"))
+    assert.matches("%[no%-tools%]", vim.wo[st.win].winbar)
+    H.after_render(st, function()
+      H.feed("<Tab>")
+    end)
+    assert.are.equal("user-only", st.filter)
+    assert.are.same({
+      "• [start] user: Add a --verbose flag to the CLI",
+      "├─ • user: Document it in the README instead",
+      "└─ user: Now write tests for it",
+    }, H.lines(st))
+    H.after_render(st, function()
+      H.feed("<S-Tab>")
+    end)
+    assert.are.equal("no-tools", st.filter)
+    H.after_render(st, function()
+      H.feed("5")
+    end)
+    assert.are.equal("all", st.filter)
+    local all = H.lines(st)
+    assert.are.same(H.daemon_lines(st, "all"), all)
+    assert.is_true(#all > #EXPECTED_DEFAULT)
+    assert.is_true(vim.tbl_contains(all, "• [model: anthropic/claude-sonnet-4]"))
+    H.after_render(st, function()
+      H.feed("4")
+    end)
+    assert.are.same({ "• [start] user: Add a --verbose flag to the CLI" }, H.lines(st))
+    H.after_render(st, function()
+      H.feed("1")
+    end)
+    assert.are.same(EXPECTED_DEFAULT, H.lines(st))
+  end)
+
+  it("keeps the cursor on the same entry when the filter changes", function()
+    vim.api.nvim_set_current_win(st.win)
+    H.put_cursor_on(st, "u0000002")
+    H.after_render(st, function()
+      H.feed("<Tab>")
+    end)
+    assert.are.equal("u0000002", H.cursor_row(st).id)
+    H.after_render(st, function()
+      H.feed("<Tab>")
+    end)
+    assert.are.equal("u0000002", H.cursor_row(st).id)
+  end)
+
+  it("searches with / and clears with <BS>", function()
+    vim.api.nvim_set_current_win(st.win)
+    H.answer_inputs({ "readme" })
+    H.after_render(st, function()
+      H.feed("/")
+    end)
+    assert.are.equal("readme", st.search)
+    local lines = H.lines(st)
+    assert.are.same(H.daemon_lines(st, "default", "readme"), lines)
+    assert.is_true(#lines >= 1 and #lines < #EXPECTED_DEFAULT)
+    assert.matches("/readme/", vim.wo[st.win].winbar)
+    H.after_render(st, function()
+      H.feed("<BS>")
+    end)
+    assert.are.same(EXPECTED_DEFAULT, H.lines(st))
+  end)
+
+  it("sets a label with L (written to the file) and clears it with dL", function()
+    vim.api.nvim_set_current_win(st.win)
+    H.put_cursor_on(st, "a0000002")
+    local prompts = H.answer_inputs({ "flag done" })
+    H.after_render(st, function()
+      H.feed("L")
+    end, "label drawn")
+    H.wait(function()
+      return vim.tbl_contains(H.lines(st), "• [flag done] assistant: The flag is added.")
+    end, "labelled line")
+    assert.matches("Label", prompts[1])
+    assert.are.equal("a0000002", H.cursor_row(st).id)
+    local entries = H.read_jsonl(path)
+    local last = entries[#entries]
+    assert.are.equal("label", last.type)
+    assert.are.equal("a0000002", last.targetId)
+    assert.are.equal("flag done", last.label)
+    H.feed("dL")
+    H.wait(function()
+      return vim.tbl_contains(H.lines(st), "• assistant: The flag is added.")
+    end, "label cleared")
+    entries = H.read_jsonl(path)
+    last = entries[#entries]
+    assert.are.equal("label", last.type)
+    assert.are.equal("a0000002", last.targetId)
+    assert.is_true(last.label == nil or last.label == "")
+  end)
+
+  it("navigates here with a summary: a branch_summary is written and the leaf moves", function()
+    vim.api.nvim_set_current_win(st.win)
+    H.put_cursor_on(st, "a0000003")
+    local before = #H.read_jsonl(path)
+    local prompts = H.answer_inputs({ "Tried the README route" })
+    H.feed("<CR>")
+    assert.matches("summary", prompts[1])
+    H.wait(function()
+      return #H.read_jsonl(path) == before + 1
+    end, "branch summary written")
+    local entries = H.read_jsonl(path)
+    local summary = entries[#entries]
+    assert.are.equal("branch_summary", summary.type)
+    assert.are.equal("a0000003", summary.parentId)
+    assert.are.equal("Tried the README route", summary.summary)
+    H.wait(function()
+      return st.leaf_id == summary.id and not st.loading
+    end, "sidebar follows the new leaf")
+    -- the summary is now the leaf, under a0000003, on the active path
+    assert.is_true(vim.tbl_contains(H.lines(st), "└─ • user: Now write tests for it"))
+    assert.are.same(H.daemon_lines(st, "default"), H.lines(st))
+    -- another daemon reading the file sees the same leaf
+    local other = H.second_daemon(env)
+    local opened = other.request("session/open", { path = path })
+    assert.are.equal(summary.id, opened.leafId)
+  end)
+
+  it("navigates here without a summary: nothing is written, the leaf moves", function()
+    vim.api.nvim_set_current_win(st.win)
+    H.put_cursor_on(st, "a0000003")
+    local bytes = table.concat(vim.fn.readfile(path, "b"), "\n")
+    H.answer_inputs({ "" })
+    H.feed("<CR>")
+    H.wait(function()
+      return st.leaf_id == "a0000003" and not st.loading
+    end, "leaf moved to a0000003")
+    assert.are.equal(bytes, table.concat(vim.fn.readfile(path, "b"), "\n"))
+    assert.are.equal("a0000003", H.cursor_row(st).id)
+    assert.is_true(vim.tbl_contains(H.lines(st), "├─ • user: Now write tests for it"))
+    assert.are.same(H.daemon_lines(st, "default"), H.lines(st))
+  end)
+
+  it("shows an entry appended by another process, live, keeping the cursor", function()
+    vim.api.nvim_set_current_win(st.win)
+    H.put_cursor_on(st, "u0000001")
+    H.append_external(path, {
+      type = "message",
+      id = "u0000009",
+      parentId = "l0000001",
+      timestamp = "2026-01-01T00:00:20.000Z",
+      message = { role = "user", content = { { type = "text", text = "And a changelog line" } }, timestamp = 1767225620000 },
+    })
+    H.wait(function()
+      return vim.tbl_contains(H.lines(st), "│     • user: And a changelog line")
+    end, "external append drawn", 10000)
+    assert.are.equal("u0000001", H.cursor_row(st).id)
+    assert.are.equal("u0000009", st.leaf_id)
+  end)
+
+  it("previews the entry under the cursor as JSON", function()
+    vim.api.nvim_set_current_win(st.win)
+    H.put_cursor_on(st, "t0000001")
+    H.feed("p")
+    H.wait(function()
+      return st.preview_buf and vim.api.nvim_buf_is_valid(st.preview_buf)
+    end, "preview shown")
+    local text = table.concat(vim.api.nvim_buf_get_lines(st.preview_buf, 0, -1, false), "\n")
+    local decoded = vim.json.decode(text)
+    assert.are.equal("t0000001", decoded.id)
+    assert.are.equal("call_1", decoded.message.toolCallId)
+    assert.are.equal("json", vim.bo[st.preview_buf].filetype)
+  end)
+
+  it("shows what the model sees from the entry under the cursor", function()
+    vim.api.nvim_set_current_win(st.win)
+    H.put_cursor_on(st, "a0000003")
+    H.feed("c")
+    H.wait(function()
+      return st.context_buf and vim.api.nvim_buf_is_valid(st.context_buf)
+    end, "context shown")
+    local text = table.concat(vim.api.nvim_buf_get_lines(st.context_buf, 0, -1, false), "\n")
+    assert.matches("Now write tests for it", text)
+    assert.matches("Tests added in tests/test_cli.py.", text)
+    assert.is_nil(text:find("Document it in the README", 1, true))
+    assert.are.equal("nofile", vim.bo[st.context_buf].buftype)
+  end)
+
+  it("branches to a new session from a user message with b", function()
+    vim.api.nvim_set_current_win(st.win)
+    H.put_cursor_on(st, "u0000002")
+    local old = st.session
+    H.feed("b")
+    H.wait(function()
+      return st.session ~= old and st.renders > 0 and not st.loading
+    end, "new session shown")
+    assert.is_true(#H.lines(st) >= 1)
+    assert.are.equal("Now write tests for it", st.editor_text)
+  end)
+
+  it("shows the keymaps with g? and closes with q", function()
+    vim.api.nvim_set_current_win(st.win)
+    H.feed("g?")
+    assert.is_truthy(st.help_buf)
+    local help = table.concat(vim.api.nvim_buf_get_lines(st.help_buf, 0, -1, false), "\n")
+    assert.matches("label_set", help)
+    H.feed("q") -- closes the help float
+    vim.api.nvim_set_current_win(st.win)
+    H.feed("q")
+    assert.is_false(require("sessiontree.view").is_open())
+  end)
+end)
+
+describe(":SessionTree", function()
+  after_each(function()
+    H.teardown()
+  end)
+
+  it("toggles the sidebar on the most recent session of the cwd without creating files", function()
+    local env = H.setup()
+    local sessions_root = env.agent .. "/sessions"
+    -- nothing yet: a warning, and still no file anywhere
+    vim.cmd("SessionTree")
+    vim.wait(1500, function()
+      return require("sessiontree.view").is_open()
+    end)
+    assert.is_false(require("sessiontree.view").is_open())
+    assert.are.same({}, vim.fn.globpath(sessions_root, "**/*.jsonl", false, true))
+    -- a session made by the daemon itself for this cwd (an assistant entry persists it)
+    local client = require("sessiontree.client")
+    local created = client.request_sync("session/create", { cwd = env.dir })
+    client.request_sync("session/append", {
+      session = created.session,
+      entry = { type = "message", message = { role = "user", content = "hello there", timestamp = 1 } },
+    })
+    client.request_sync("session/append", {
+      session = created.session,
+      entry = {
+        type = "message",
+        message = { role = "assistant", content = { { type = "text", text = "hi" } }, stopReason = "stop", timestamp = 2 },
+      },
+    })
+    client.request_sync("session/flush", { session = created.session })
+    local files = vim.fn.globpath(sessions_root, "**/*.jsonl", false, true)
+    assert.are.equal(1, #files)
+    vim.cmd("SessionTree")
+    H.wait(function()
+      local s = require("sessiontree.view").get()
+      return s and s.renders > 0 and not s.loading
+    end, "sidebar opened by :SessionTree")
+    local st = require("sessiontree.view").get()
+    assert.are.same({ "• user: hello there", "• assistant: hi" }, H.lines(st))
+    vim.cmd("SessionTree")
+    assert.is_false(require("sessiontree.view").is_open())
+    assert.are.equal(1, #vim.fn.globpath(sessions_root, "**/*.jsonl", false, true))
+  end)
+
+  it("opens a file with :SessionTree open and picks one with :SessionTree sessions", function()
+    local env = H.setup()
+    local path = H.fixture("branched.jsonl", env.dir)
+    vim.cmd("SessionTree open " .. vim.fn.fnameescape(path))
+    H.wait(function()
+      local s = require("sessiontree.view").get()
+      return s and s.renders > 0 and not s.loading
+    end, "opened")
+    assert.are.same(EXPECTED_DEFAULT, H.lines(require("sessiontree.view").get()))
+    vim.cmd("SessionTree close")
+    assert.is_false(require("sessiontree.view").is_open())
+  end)
+
+  it("shows the context of the row under the cursor in a scratch split", function()
+    local env = H.setup()
+    local st = H.open(H.fixture("branched.jsonl", env.dir))
+    vim.api.nvim_set_current_win(st.win)
+    H.put_cursor_on(st, "a0000004")
+    vim.cmd("SessionTree context")
+    H.wait(function()
+      return st.context_buf ~= nil
+    end, "context")
+    local text = table.concat(vim.api.nvim_buf_get_lines(st.context_buf, 0, -1, false), "\n")
+    assert.matches("README updated.", text)
+    assert.is_nil(text:find("Now write tests", 1, true))
+  end)
+end)
+
+describe("a long session", function()
+  after_each(function()
+    H.teardown()
+  end)
+
+  it("is paged as the cursor moves, and ends up equal to the daemon's full list", function()
+    local env = H.setup({ sidebar = { page_size = 20 } })
+    local path = env.dir .. "/long.jsonl"
+    local r = vim.system({ H.python, "/work/shared/bench/gen_corpus.py", path, "300" }):wait()
+    if r.code ~= 0 then
+      -- the bench script is not part of the repo: build a long linear session instead
+      local lines = {
+        vim.json.encode({ type = "session", version = 3, id = "long", timestamp = "2026-01-01T00:00:00.000Z", cwd = env.dir }),
+      }
+      local parent = vim.NIL
+      for i = 1, 300 do
+        local id = ("e%07d"):format(i)
+        local role = i % 2 == 1 and "user" or "assistant"
+        local content = { { type = "text", text = role .. " message " .. i } }
+        table.insert(lines, vim.json.encode({
+          type = "message",
+          id = id,
+          parentId = parent,
+          timestamp = ("2026-01-01T00:%02d:%02d.000Z"):format(math.floor(i / 60), i % 60),
+          message = { role = role, content = content, stopReason = role == "assistant" and "stop" or nil, timestamp = i },
+        }))
+        parent = id
+      end
+      vim.fn.writefile(lines, path)
+    end
+    local st = H.open(path)
+    local full = H.daemon_lines(st, "default")
+    assert.is_true(#full > 60, "the corpus is long")
+    -- only a window is loaded, around the leaf
+    assert.is_true(#H.lines(st) < #full)
+    assert.are.equal(#full, st.total)
+    vim.api.nvim_set_current_win(st.win)
+    local leaf_id = H.cursor_row(st).id
+    -- scroll to the top: earlier pages are fetched, the cursor stays on its entry
+    for _ = 1, 40 do
+      H.feed("gg")
+      vim.wait(200, function()
+        return not st.loading
+      end, 5)
+      if st.first == 0 then
+        break
+      end
+    end
+    assert.are.equal(0, st.first)
+    H.feed("G")
+    for _ = 1, 40 do
+      vim.wait(200, function()
+        return not st.loading
+      end, 5)
+      H.feed("G")
+      if st.first + #st.rows >= st.total then
+        break
+      end
+    end
+    H.wait(function()
+      return not st.loading
+    end)
+    assert.are.same(full, H.lines(st))
+    assert.is_true(require("sessiontree.view").focus_id(st, leaf_id))
+  end)
+end)
+
+describe(":checkhealth sessiontree", function()
+  after_each(function()
+    H.teardown()
+  end)
+
+  it("reports the daemon, its version, the protocol version and the config as OK", function()
+    H.setup()
+    vim.cmd("checkhealth sessiontree")
+    local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+    assert.matches("OK configuration is valid", text)
+    assert.matches("OK daemon found: ", text)
+    assert.matches("OK daemon version: sessiontree %S+", text)
+    assert.matches("OK protocol version: 1", text)
+    assert.is_nil(text:find("ERROR", 1, true))
+    vim.cmd("tabclose")
+  end)
+
+  it("reports a missing daemon as an error", function()
+    H.setup({ cmd = { "/nonexistent/sessiontree", "serve" } })
+    vim.cmd("checkhealth sessiontree")
+    local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+    assert.matches("ERROR daemon not found", text)
+    vim.cmd("tabclose")
+  end)
+end)
