@@ -273,3 +273,318 @@ def _fingerprints_match(fd: int, mark: FileMark) -> bool:
     if mark.head and _pread_all(fd, len(mark.head), 0) != mark.head:
         return False
     return not (mark.tail and _pread_all(fd, len(mark.tail), mark.offset - len(mark.tail)) != mark.tail)
+
+
+@dataclass(slots=True)
+class SyncResult:
+    """What folding a file's changes into an open session did (`SessionManager.sync_with_file`)."""
+
+    kind: ChangeKind
+    #: Ids of the entries another process appended, in file order (own entries read
+    #: back from the file are not listed).
+    appended: list[str] = field(default_factory=list)
+    old_leaf_id: str | None = None
+    leaf_id: str | None = None
+    #: `(target_id, label or None)` for each label entry among `appended`.
+    labels: list[tuple[str, str | None]] = field(default_factory=list)
+    #: Appended lines that were not entries (dropped and logged).
+    dropped: int = 0
+    #: For reloads: "replaced", "truncated", "rewritten" or "deleted".
+    reason: str | None = None
+
+
+# -- folding changes into a SessionManager ------------------------------------------------
+#
+# These functions work on a `SessionManager` (core/manager.py) and are called through its
+# methods `sync_with_file`, `_live_before_write`, `_live_after_append` and
+# `_live_guard_rewrite`. They use the manager's `file_state` (where the index ends in the
+# file) and keep a `FileMark` beside it (`_live_mark`) for the fingerprints.
+
+#: Reasons a session is detached from its file (writes refused until it comes back).
+DETACHED_REASONS = ("deleted", "invalid")
+
+
+def _manager_path(m: Any) -> str | None:
+    if not getattr(m, "_persist", False):
+        return None
+    path = getattr(m, "_session_file", None)
+    return path if isinstance(path, str) else None
+
+
+def _current_mark(m: Any, path: str) -> FileMark | ChangeKind | None:
+    """The mark matching the manager's `file_state`, captured now when it is stale.
+
+    Returns REPLACED when another file sits at the path, DELETED when nothing does,
+    None when the manager has no file state (nothing written or read yet).
+    """
+    fs = m.file_state
+    if fs is None:
+        return None
+    mark: FileMark | None = getattr(m, "_live_mark", None)
+    if mark is not None and (mark.inode, mark.dev, mark.offset) == (fs.inode, fs.device, fs.end):
+        return mark
+    mark = FileMark.capture(path, fs.end)
+    if mark is None:
+        return ChangeKind.DELETED
+    if (mark.inode, mark.dev) != (fs.inode, fs.device):
+        return ChangeKind.REPLACED
+    if mark.size < fs.end:
+        return ChangeKind.TRUNCATED
+    m._live_mark = mark
+    return mark
+
+
+def sync_manager(m: Any) -> SyncResult:
+    """Fold what other processes did to the manager's file into it (see docs/live-sessions.md).
+
+    Appended complete lines are indexed (entries whose id is already known, i.e. our own
+    appends read back, are skipped) and the leaf moves to the last external entry. A
+    replaced, truncated or rewritten file is reloaded (leaf = last entry, as on open). A
+    deleted file (or one that no longer holds a readable session) detaches the session:
+    it keeps what it holds and refuses writes until the file is back.
+    """
+    path = _manager_path(m)
+    leaf = m.get_leaf_id()
+    if path is None:
+        return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf)
+    detached = getattr(m, "_live_detached", None)
+    if detached is not None:
+        st = _stat_regular(path)
+        if st is None or st.st_size == 0:
+            return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf)
+        return _reload(m, path, ChangeKind.REPLACED, leaf)
+    cur = _current_mark(m, path)
+    if cur is None:
+        return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf)
+    if isinstance(cur, ChangeKind):
+        kind = cur
+        if kind is ChangeKind.DELETED:
+            return _detach(m, "deleted", leaf)
+        return _reload(m, path, kind, leaf)
+    tail = read_appended(path, cur)
+    if tail.kind is ChangeKind.DELETED:
+        return _detach(m, "deleted", leaf)
+    if tail.kind.needs_reload:
+        return _reload(m, path, tail.kind, leaf)
+    if tail.kind is ChangeKind.UNCHANGED:
+        m._live_mark = tail.mark
+        _note_size(m, tail.mark)
+        return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf)
+    appended, labels, dropped = _ingest(m, tail.data, tail.data_offset)
+    fs = m.file_state
+    fs.end = tail.mark.offset
+    m._live_mark = tail.mark
+    _note_size(m, tail.mark)
+    if appended:
+        m._leaf_id = appended[-1]
+    return SyncResult(
+        ChangeKind.APPENDED,
+        appended=appended,
+        old_leaf_id=leaf,
+        leaf_id=m.get_leaf_id(),
+        labels=labels,
+        dropped=dropped,
+    )
+
+
+def _note_size(m: Any, mark: FileMark) -> None:
+    fs = m.file_state
+    fs.size = mark.size
+    fs.mtime_ns = mark.mtime_ns
+
+
+def _stat_regular(path: str) -> os.stat_result | None:
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def _detach(m: Any, reason: str, leaf: str | None) -> SyncResult:
+    if getattr(m, "_live_detached", None) == reason:
+        return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf)
+    m._live_detached = reason
+    m._live_mark = None
+    try:
+        m._close_writer()
+    except Exception:
+        pass
+    return SyncResult(ChangeKind.DELETED, old_leaf_id=leaf, leaf_id=leaf, reason=reason)
+
+
+def _reload(m: Any, path: str, kind: ChangeKind, leaf: str | None) -> SyncResult:
+    """Load the file again in place (same manager, same path)."""
+    from .errors import InvalidSessionFileError
+
+    st = _stat_regular(path)
+    if st is None:
+        return _detach(m, "deleted", leaf)
+    if st.st_size == 0 or _end_of_first_line(path) is None:
+        # Being rewritten in place (truncated, not yet written): look again later rather
+        # than starting a new session over it.
+        m._live_mark = None
+        return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf)
+    try:
+        m._set_session_file(path)
+    except InvalidSessionFileError:
+        return _detach(m, "invalid", leaf)
+    m._live_detached = None
+    m._live_mark = None
+    return SyncResult(kind, old_leaf_id=leaf, leaf_id=m.get_leaf_id(), reason=str(kind))
+
+
+def _end_of_first_line(path: str) -> int | None:
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(1 << 24)
+    except OSError:
+        return None
+    return len(first) if first.endswith(b"\n") else None
+
+
+def _ingest(m: Any, data: bytes, base: int) -> tuple[list[str], list[tuple[str, str | None]], int]:
+    """Index the complete lines `data` (starting at file offset `base`), skipping known ids."""
+    from .index import scan_clean
+
+    index = m.index
+    appended: list[str] = []
+    labels: list[tuple[str, str | None]] = []
+    dropped = 0
+    scan = scan_clean(data, 0, len(index), allow_torn_tail=False)
+    if scan is not None:
+        fresh = [sk for sk in scan.skeletons if sk.id not in index]
+        if len(fresh) == len(scan.skeletons):
+            u = index.usage
+            for name in ("input", "output", "cacheRead", "cacheWrite", "premiumRequests", "cost"):
+                if hasattr(u, name) and hasattr(scan.usage, name):
+                    setattr(u, name, getattr(u, name) + getattr(scan.usage, name))
+        seen: set[str] = set()
+        kept: list[Any] = []
+        for sk in fresh:
+            if sk.id in seen:
+                continue
+            seen.add(sk.id)
+            sk.offset += base
+            sk.order = len(index) + len(kept)
+            kept.append(sk)
+        if len(kept) != len(scan.skeletons):
+            # Own entries were among the lines: count usage of the new ones only.
+            for sk in kept:
+                index.usage.add_entry(_line_entry(data, sk.offset - base, sk.length))
+        index.add_skeletons(kept)
+        for sk in kept:
+            appended.append(sk.id)
+            if sk.type == "label" and isinstance(sk.target_id, str):
+                labels.append((sk.target_id, sk.label or None))
+        return appended, labels, dropped
+    parsed = parse_appended(data)
+    dropped = len(parsed.dropped)
+    for entry in parsed.entries:
+        eid = entry.get("id")
+        if not isinstance(eid, str) or eid in index or entry.get("type") == "session":
+            if entry.get("type") == "session" or not isinstance(eid, str):
+                dropped += 1
+            continue
+        _prepare_loaded(m, entry)
+        sk = index.add_held(entry)
+        appended.append(eid)
+        if sk.type == "label" and isinstance(sk.target_id, str):
+            labels.append((sk.target_id, sk.label or None))
+    return appended, labels, dropped
+
+
+def _line_entry(data: bytes, offset: int, length: int) -> dict[str, Any]:
+    import orjson
+
+    try:
+        v = orjson.loads(data[offset : offset + length])
+    except orjson.JSONDecodeError:
+        return {}
+    return v if isinstance(v, dict) else {}
+
+
+def _prepare_loaded(m: Any, entry: dict[str, Any]) -> None:
+    """What loading does to an entry held in memory: blob refs resolved, replay payload cleaned."""
+    try:
+        from . import manager as mm
+
+        if mm._has_blob_ref(entry):
+            mm._persistence().resolve_blob_refs(entry, m._blob_store())
+        mm._clean_openai_replay(entry)
+    except Exception:
+        pass
+
+
+def before_write(m: Any) -> SyncResult | None:
+    """Called before the manager appends or rewrites: fold in what others wrote first.
+
+    Raises `ConflictError` when the session is detached from its file (deleted, or no
+    longer a readable session). The result (if anything changed) is queued on the
+    manager (`live_events`) for the daemon to announce.
+    """
+    from .errors import ConflictError
+
+    if _manager_path(m) is None:
+        return None
+    res = sync_manager(m)
+    if res.kind is not ChangeKind.UNCHANGED or res.appended:
+        m.live_events.append(res)
+    detached = getattr(m, "_live_detached", None)
+    if detached is not None:
+        raise ConflictError(
+            f"Session file {m._session_file} was {'deleted' if detached == 'deleted' else 'replaced by an unreadable file'}; "
+            "nothing was written",
+            m._session_file,
+        )
+    return res
+
+
+def after_append(m: Any, nbytes: int) -> None:
+    """After our own append of `nbytes`: advance the ingested end only when nobody else wrote.
+
+    When the file grew by more than our line, the end stays: the next sync reads the other
+    writer's lines and ours back (ours are skipped by id).
+    """
+    fs = m.file_state
+    path = _manager_path(m)
+    if fs is None or path is None:
+        return
+    st = _stat_regular(path)
+    if st is None:
+        return
+    if (
+        (st.st_ino, st.st_dev) == (fs.inode, fs.device)
+        and fs.end == fs.size
+        and st.st_size == fs.size + nbytes
+    ):
+        fs.size = st.st_size
+        fs.end = st.st_size
+        fs.mtime_ns = st.st_mtime_ns
+        m._live_mark = None
+
+
+def guard_rewrite(m: Any) -> None:
+    """Before a full rewrite: the file must hold nothing the manager has not read.
+
+    External appends are ingested first (so the rewrite keeps them). A file that was
+    replaced, truncated or rewritten is reloaded and the rewrite refused with
+    `ConflictError` (the caller may retry on the reloaded state).
+    """
+    from .errors import ConflictError
+
+    path = _manager_path(m)
+    if path is None or m.file_state is None or getattr(m, "_live_guarding", False):
+        return
+    m._live_guarding = True
+    try:
+        res = before_write(m)
+    finally:
+        m._live_guarding = False
+    if res is not None and (res.kind.needs_reload or res.kind is ChangeKind.DELETED):
+        raise ConflictError(
+            f"Session file {path} was {res.reason or res.kind} by another process; it was reloaded and nothing was written",
+            path,
+        )
