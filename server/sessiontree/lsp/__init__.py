@@ -1,0 +1,1 @@
+"""The sessiontree daemon: a pygls server speaking the sessiontree protocol over stdio."""

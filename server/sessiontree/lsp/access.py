@@ -1,0 +1,73 @@
+"""Access control: which paths the daemon may read and write (allowedRoots).
+
+Every path a client gives (`session/open`, `forkFrom.sourcePath`, `sessionDir`, `cwd` of a
+create) is resolved with symlinks followed and must land inside one of the allowed roots
+(themselves resolved). An existing session path must be a regular file. A symlink that
+points outside every root is refused even when the link itself lies inside one.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from sessiontree.lsp.errors import AccessDenied
+
+
+def _resolve(path: str | os.PathLike[str]) -> Path:
+    return Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
+
+
+class AccessPolicy:
+    """The allowed roots and the checks made against them."""
+
+    def __init__(self, roots: Iterable[str | os.PathLike[str]]) -> None:
+        seen: dict[str, Path] = {}
+        for r in roots:
+            if not r:
+                continue
+            p = _resolve(r)
+            seen.setdefault(str(p), p)
+        self.roots: list[Path] = list(seen.values())
+
+    def _inside(self, p: Path) -> bool:
+        return any(p == r or p.is_relative_to(r) for r in self.roots)
+
+    def _deny(self, path: str | os.PathLike[str], why: str) -> AccessDenied:
+        return AccessDenied(
+            f"Access denied: {os.fspath(path)} {why}", {"path": os.fspath(path), "reason": why}
+        )
+
+    def check_file(self, path: str | os.PathLike[str]) -> Path:
+        """An existing regular file inside a root (symlinks resolved); returns the resolved path."""
+        raw = os.path.expanduser(os.fspath(path))
+        if not os.path.isabs(raw):
+            raise self._deny(path, "is not an absolute path")
+        resolved = _resolve(raw)
+        if not self._inside(resolved):
+            via = " (through a symlink)" if resolved != Path(os.path.abspath(raw)) else ""
+            raise self._deny(path, f"is outside the allowed roots{via}")
+        try:
+            st = os.stat(resolved)
+        except FileNotFoundError:
+            return resolved  # the open itself reports the missing file
+        except OSError as exc:
+            raise self._deny(path, f"cannot be inspected ({exc.strerror})") from None
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise self._deny(path, f"is {kind}")
+        return resolved
+
+    def check_dir(self, path: str | os.PathLike[str]) -> Path:
+        """A directory (existing or to be created) inside a root; returns the resolved path."""
+        raw = os.path.expanduser(os.fspath(path))
+        if not os.path.isabs(raw):
+            raise self._deny(path, "is not an absolute path")
+        resolved = _resolve(raw)
+        if not self._inside(resolved):
+            raise self._deny(path, "is outside the allowed roots")
+        if resolved.exists() and not resolved.is_dir():
+            raise self._deny(path, "is not a directory")
+        return resolved

@@ -1,0 +1,138 @@
+"""Initialization options of the daemon (`initializationOptions` of `initialize`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+STATE_DIR_ENV = "SESSIONTREE_STATE_DIR"
+"""Environment variable overriding where the daemon keeps its navigation state."""
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def default_state_dir() -> Path:
+    """`$SESSIONTREE_STATE_DIR`, else `$XDG_STATE_HOME/sessiontree`, else `~/.local/state/sessiontree`."""
+    env = os.environ.get(STATE_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_STATE_HOME")
+    base = Path(xdg).expanduser() if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "state"
+    return base / "sessiontree"
+
+
+@attrs.define(kw_only=True)
+class ServerConfig:
+    """The daemon's settings after validating the client's initialization options."""
+
+    agent_dir: str | None = attrs.field(
+        default=None, metadata={"doc": "Agent directory (None: the core's default)."}
+    )
+    allowed_roots: list[str] | None = attrs.field(
+        default=None, metadata={"doc": "Directories session files may live in (None: the defaults)."}
+    )
+    watch: bool = attrs.field(default=True, metadata={"doc": "Follow files other processes append to."})
+    log_level: str = attrs.field(default="info", metadata={"doc": "debug, info, warning or error."})
+    summarizer_command: list[str] | None = attrs.field(
+        default=None,
+        metadata={
+            "doc": "Command run for summaries: gets the abandoned entries as JSON on stdin, prints the summary."
+        },
+    )
+    summarizer_timeout: float = attrs.field(
+        default=120.0, metadata={"doc": "Seconds before the summarizer is killed."}
+    )
+    max_request_bytes: int = attrs.field(
+        default=64 * 1024 * 1024, metadata={"doc": "Largest request body accepted (bytes)."}
+    )
+    state_dir: str | None = attrs.field(
+        default=None, metadata={"doc": "Where navigation state lives (None: default_state_dir())."}
+    )
+
+    def resolved_state_dir(self) -> Path:
+        """The directory of the navigation state file."""
+        return Path(self.state_dir).expanduser() if self.state_dir else default_state_dir()
+
+
+def _str_list(value: Any) -> list[str] | None:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None
+
+
+def parse_options(raw: Any) -> tuple[ServerConfig, list[str]]:
+    """Validate initialization options: each bad option gives a warning and keeps its default."""
+    cfg = ServerConfig()
+    warnings: list[str] = []
+    if raw is None:
+        return cfg, warnings
+    if not isinstance(raw, dict):
+        return cfg, [f"initializationOptions must be an object, got {type(raw).__name__}; using defaults"]
+
+    def bad(name: str, expected: str) -> None:
+        warnings.append(
+            f"initializationOptions.{name}: expected {expected}, got {raw[name]!r}; using the default"
+        )
+
+    if "agentDir" in raw and raw["agentDir"] is not None:
+        if isinstance(raw["agentDir"], str) and raw["agentDir"]:
+            cfg.agent_dir = os.path.expanduser(raw["agentDir"])
+        else:
+            bad("agentDir", "a directory path")
+    if "allowedRoots" in raw and raw["allowedRoots"] is not None:
+        roots = _str_list(raw["allowedRoots"])
+        if roots is None:
+            bad("allowedRoots", "a list of directory paths")
+        else:
+            cfg.allowed_roots = [os.path.expanduser(r) for r in roots]
+    if "watch" in raw and raw["watch"] is not None:
+        if isinstance(raw["watch"], bool):
+            cfg.watch = raw["watch"]
+        else:
+            bad("watch", "true or false")
+    if "logLevel" in raw and raw["logLevel"] is not None:
+        level = raw["logLevel"]
+        if isinstance(level, str) and level.lower() in LOG_LEVELS:
+            cfg.log_level = level.lower()
+        else:
+            bad("logLevel", " or ".join(LOG_LEVELS))
+    if "summarizerCommand" in raw and raw["summarizerCommand"] is not None:
+        cmd = raw["summarizerCommand"]
+        if isinstance(cmd, str) and cmd.strip():
+            cfg.summarizer_command = ["/bin/sh", "-c", cmd]
+        elif isinstance(cmd, list) and cmd and all(isinstance(c, str) for c in cmd):
+            cfg.summarizer_command = list(cmd)
+        else:
+            bad("summarizerCommand", "a shell command string or a non-empty argv list")
+    if "summarizerTimeout" in raw and raw["summarizerTimeout"] is not None:
+        t = raw["summarizerTimeout"]
+        if isinstance(t, int | float) and not isinstance(t, bool) and t > 0:
+            cfg.summarizer_timeout = float(t)
+        else:
+            bad("summarizerTimeout", "a positive number of seconds")
+    limits = raw.get("limits")
+    max_bytes = raw.get("maxRequestBytes")
+    if isinstance(limits, dict) and "maxRequestBytes" in limits:
+        max_bytes = limits["maxRequestBytes"]
+    elif limits is not None and not isinstance(limits, dict):
+        warnings.append(
+            f"initializationOptions.limits: expected an object, got {limits!r}; using the defaults"
+        )
+    if max_bytes is not None:
+        if isinstance(max_bytes, int) and not isinstance(max_bytes, bool) and max_bytes >= 1024:
+            cfg.max_request_bytes = max_bytes
+        else:
+            warnings.append(
+                f"initializationOptions.limits.maxRequestBytes: expected an integer >= 1024, got {max_bytes!r}; using the default"
+            )
+    if "stateDir" in raw and raw["stateDir"] is not None:
+        if isinstance(raw["stateDir"], str) and raw["stateDir"]:
+            cfg.state_dir = os.path.expanduser(raw["stateDir"])
+        else:
+            bad("stateDir", "a directory path")
+    return cfg, warnings

@@ -1,0 +1,1 @@
+"""One module per area; each registers its handlers in `setup(server)`."""

@@ -1,0 +1,42 @@
+"""Labels: setLabel (appends a label entry) and labels."""
+
+from __future__ import annotations
+
+from sessiontree_protocol import methods as m
+from sessiontree_protocol import types as t
+
+from sessiontree.lsp import mapping, notify
+from sessiontree.lsp.features._common import remember_leaf
+from sessiontree.lsp.server import SessionTreeServer, request
+
+
+def setup(server: SessionTreeServer) -> None:
+    """Register setLabel and labels."""
+
+    @request(server, m.SESSION_SET_LABEL)
+    async def set_label(ls: SessionTreeServer, p: t.SetLabelParams) -> t.EntryIdResult:
+        session = ls.registry.get(p.session)
+        label = p.label if p.label else None
+
+        def work() -> tuple[str, str | None, t.EntrySummary]:
+            manager = session.manager
+            mapping.require_entry(manager, p.target_id)
+            old = manager.get_leaf_id()
+            eid = manager.append_label_change(p.target_id, label)
+            remember_leaf(ls, session)
+            return eid, old, mapping.summary(manager, eid)
+
+        eid, old, summ = await ls.registry.call(session, work)
+        notify.did_change(ls, session, [summ], session.manager.get_leaf_id(), old)
+        notify.did_change_label(ls, session, p.target_id, label)
+        return t.EntryIdResult(entry_id=eid)
+
+    @request(server, m.SESSION_LABELS)
+    async def labels(ls: SessionTreeServer, p: t.SessionParams) -> t.LabelsResult:
+        session = ls.registry.get(p.session)
+
+        def work() -> t.LabelsResult:
+            items = list(session.manager.index.labels.items())
+            return t.LabelsResult(labels=[t.LabelInfo(target_id=k, label=v) for k, v in items])
+
+        return await ls.registry.call(session, work)

@@ -1,0 +1,63 @@
+"""initialize: options, allowed roots, navigation state; the oversized-request guard."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.uris import to_fs_path
+
+from sessiontree.lsp import errors
+from sessiontree.lsp.access import AccessPolicy
+from sessiontree.lsp.config import parse_options
+from sessiontree.lsp.server import TOO_LARGE_METHOD, SessionTreeServer
+from sessiontree.lsp.state import NavigationState
+
+log = logging.getLogger("sessiontree.lsp")
+
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+
+
+def setup(server: SessionTreeServer) -> None:
+    """Register initialize and the request-size guard."""
+
+    @server.feature(lsp.INITIALIZE)
+    def on_initialize(ls: SessionTreeServer, params: lsp.InitializeParams) -> None:
+        cfg, warnings = parse_options(params.initialization_options)
+        ls.config = cfg
+        logging.getLogger("sessiontree").setLevel(_LEVELS.get(cfg.log_level, logging.INFO))
+        roots: list[str] = []
+        for folder in params.workspace_folders or []:
+            path = to_fs_path(folder.uri)
+            if path:
+                roots.append(path)
+        if not roots:
+            if params.root_uri:
+                path = to_fs_path(params.root_uri)
+                if path:
+                    roots.append(path)
+            elif params.root_path:
+                roots.append(params.root_path)
+        ls.workspace_roots = roots
+        if cfg.allowed_roots is not None:
+            ls.access = AccessPolicy(cfg.allowed_roots)
+        else:
+            ls.access = AccessPolicy(ls.default_roots())
+        try:
+            ls.state = NavigationState(cfg.resolved_state_dir())
+        except OSError as exc:
+            warnings.append(f"navigation state unavailable ({exc}); leaves will not be remembered")
+            ls.state = NavigationState(None)
+        for w in warnings:
+            log.warning("%s", w)
+            ls.show_warning(f"sessiontree: {w}")
+        log.info("allowed roots: %s", ", ".join(str(r) for r in ls.access.roots))
+
+    @server.feature(TOO_LARGE_METHOD)
+    def too_large(ls: SessionTreeServer, params: Any) -> None:
+        size = params.get("size") if isinstance(params, dict) else None
+        limit = params.get("limit") if isinstance(params, dict) else None
+        raise errors.InvalidRequest(
+            f"Request of {size} bytes exceeds maxRequestBytes ({limit})", {"size": size, "limit": limit}
+        )

@@ -1,0 +1,267 @@
+"""Session lifecycle: list, recent, open, create, continueRecent, openInMemory, forkFrom,
+fork, close, flush, setName."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from sessiontree_protocol import methods as m
+from sessiontree_protocol import types as t
+
+from sessiontree.core.manager import SessionManager
+from sessiontree.lsp import errors, mapping
+from sessiontree.lsp.features._common import (
+    Progress,
+    file_size,
+    log,
+    manager_kwargs,
+    remember_leaf,
+    run_cancel_safe,
+    state_for,
+)
+from sessiontree.lsp.registry import OpenSession
+from sessiontree.lsp.server import SessionTreeServer, request
+
+
+def _close_quietly(manager: Any) -> None:
+    try:
+        manager.close_quietly()
+    except Exception:
+        log.exception("closing an unused manager failed")
+
+
+def _restore_leaf(ls: SessionTreeServer, session: OpenSession) -> str | None:
+    """Put the leaf back where the daemon left it, if the file has not moved on since."""
+    if session.path is None:
+        return None
+    store, key = state_for(ls, session)
+    rec = store.get(key)
+    if not rec or "leafId" not in rec:
+        return None
+    manager = session.manager
+    leaf = rec.get("leafId")
+    if rec.get("lastEntryId") != mapping.last_entry_id(manager):
+        return None
+    if leaf == manager.get_leaf_id():
+        return None
+    if leaf is None:
+        manager.reset_leaf()
+    elif mapping.has_entry(manager, leaf):
+        manager.branch(leaf)
+    else:
+        return None
+    return leaf  # type: ignore[no-any-return]
+
+
+async def _register_new(ls: SessionTreeServer, manager: Any) -> OpenSession:
+    """Register a manager created by create/forkFrom/openInMemory/continueRecent.
+
+    When its file is already open here, the existing session wins and the new manager is
+    dropped (it has written nothing), so that one file never has two writers.
+    """
+    path = manager.get_session_file() if manager.is_persisted() else None
+    resolved = os.path.realpath(path) if path else None
+    if resolved is not None:
+        existing = ls.registry.by_path(resolved)
+        if existing is not None:
+            await ls.registry.run(_close_quietly, manager)
+            return existing
+    return ls.registry.add(manager, resolved)
+
+
+def _session_dir(ls: SessionTreeServer, session_dir: str | None) -> str | None:
+    return str(ls.access.check_dir(session_dir)) if session_dir is not None else None
+
+
+def _cwd(ls: SessionTreeServer, cwd: str | None) -> str:
+    if cwd is None:
+        return ls.cwd
+    if not os.path.isabs(os.path.expanduser(cwd)):
+        raise errors.InvalidParams(
+            f"cwd must be an absolute path: {cwd!r}", {"field": "cwd", "reason": "not absolute"}
+        )
+    return os.path.expanduser(cwd)
+
+
+def _default_dir_checked(ls: SessionTreeServer, cwd: str, session_dir: str | None) -> str | None:
+    """The session dir to use; the default per-cwd dir is checked against the roots too."""
+    if session_dir is not None:
+        return _session_dir(ls, session_dir)
+    default = SessionManager.get_default_session_dir(cwd, ls.config.agent_dir)
+    ls.access.check_dir(default)
+    return None
+
+
+def setup(server: SessionTreeServer) -> None:
+    """Register the session lifecycle methods."""
+
+    @request(server, m.SESSION_LIST)
+    async def list_(ls: SessionTreeServer, p: t.ListParams) -> t.ListResult:
+        kw = manager_kwargs(ls)
+
+        def work() -> list[Any]:
+            if p.all:
+                return SessionManager.list_all(ls.config.agent_dir)
+            return SessionManager.list(_cwd(ls, p.cwd), **kw)
+
+        infos = await ls.registry.run(work)
+        if p.query:
+            tokens = p.query.lower().split()
+
+            def matches(info: Any) -> bool:
+                hay = " ".join(
+                    str(x or "")
+                    for x in (
+                        info.title,
+                        info.first_message,
+                        getattr(info, "all_messages_text", ""),
+                        info.path,
+                        info.id,
+                    )
+                ).lower()
+                return all(tok in hay for tok in tokens)
+
+            infos = [i for i in infos if matches(i)]
+        if p.limit is not None:
+            infos = infos[: max(0, p.limit)]
+        return t.ListResult(sessions=[mapping.session_info(i) for i in infos])
+
+    @request(server, m.SESSION_RECENT)
+    async def recent(ls: SessionTreeServer, p: t.RecentParams) -> t.RecentResult:
+        from sessiontree.core.discovery import get_recent_sessions
+
+        cwd = _cwd(ls, p.cwd)
+        sdir = _session_dir(ls, p.session_dir) or SessionManager.get_default_session_dir(
+            cwd, ls.config.agent_dir
+        )
+        infos = await ls.registry.run(get_recent_sessions, sdir, max(0, p.limit))
+        return t.RecentResult(sessions=[mapping.recent_session(i) for i in infos])
+
+    @request(server, m.SESSION_OPEN)
+    async def open_(ls: SessionTreeServer, p: t.OpenParams) -> t.OpenResult:
+        path = str(ls.access.check_file(p.path))
+        existing = ls.registry.by_path(path)
+        if existing is not None:
+            return await ls.registry.call(
+                existing, lambda: mapping.open_result(existing.handle, existing.manager)
+            )
+        progress = Progress(ls, p.work_done_token)
+        size = file_size(path)
+        await progress.begin(f"Opening {os.path.basename(path)}", size)
+        kw = manager_kwargs(ls)
+
+        async def load() -> Any:
+            return await run_cancel_safe(ls, lambda: SessionManager.open(path, **kw), _close_quietly)
+
+        try:
+            session, new = await ls.registry.open_path(path, load)
+        finally:
+            progress.end("done")
+
+        def finish() -> t.OpenResult:
+            restored = _restore_leaf(ls, session) if new else None
+            return mapping.open_result(session.handle, session.manager, restored)
+
+        return await ls.registry.call(session, finish)
+
+    @request(server, m.SESSION_CREATE)
+    async def create(ls: SessionTreeServer, p: t.CreateParams) -> t.OpenResult:
+        cwd = _cwd(ls, p.cwd)
+        sdir = _default_dir_checked(ls, cwd, p.session_dir)
+        kw = manager_kwargs(ls)
+
+        def work() -> Any:
+            mgr = SessionManager.create(cwd, sdir, **kw)
+            if p.parent_session:
+                mgr.new_session(p.parent_session)
+            return mgr
+
+        manager = await ls.registry.run(work)
+        session = await _register_new(ls, manager)
+        return await ls.registry.call(session, lambda: mapping.open_result(session.handle, session.manager))
+
+    @request(server, m.SESSION_CONTINUE_RECENT)
+    async def continue_recent(ls: SessionTreeServer, p: t.ContinueRecentParams) -> t.OpenResult:
+        cwd = _cwd(ls, p.cwd)
+        sdir = _default_dir_checked(ls, cwd, p.session_dir)
+        kw = manager_kwargs(ls)
+        if p.terminal_id:
+            kw["terminal_id"] = p.terminal_id
+
+        def work() -> Any:
+            try:
+                return SessionManager.continue_recent(cwd, sdir, **kw)
+            except TypeError:
+                kw.pop("terminal_id", None)
+                return SessionManager.continue_recent(cwd, sdir, **kw)
+
+        manager = await run_cancel_safe(ls, work, _close_quietly)
+        path = manager.get_session_file() if manager.is_persisted() else None
+        if path:
+            ls.access.check_file(path) if os.path.exists(path) else ls.access.check_dir(os.path.dirname(path))
+        session = await _register_new(ls, manager)
+
+        def finish() -> t.OpenResult:
+            restored = _restore_leaf(ls, session) if session.manager is manager else None
+            return mapping.open_result(session.handle, session.manager, restored)
+
+        return await ls.registry.call(session, finish)
+
+    @request(server, m.SESSION_OPEN_IN_MEMORY)
+    async def open_in_memory(ls: SessionTreeServer, p: t.OpenInMemoryParams) -> t.OpenResult:
+        manager = await ls.registry.run(lambda: SessionManager.in_memory(p.cwd))
+        session = ls.registry.add(manager, None)
+        return mapping.open_result(session.handle, manager)
+
+    @request(server, m.SESSION_FORK_FROM)
+    async def fork_from(ls: SessionTreeServer, p: t.ForkFromParams) -> t.OpenResult:
+        source = str(ls.access.check_file(p.source_path))
+        if not os.path.exists(source):
+            raise errors.InvalidParams(
+                f"No such session file: {p.source_path}", {"field": "sourcePath", "reason": "no such file"}
+            )
+        cwd = _cwd(ls, p.cwd)
+        sdir = _default_dir_checked(ls, cwd, p.session_dir)
+        kw = manager_kwargs(ls)
+        manager = await run_cancel_safe(
+            ls, lambda: SessionManager.fork_from(source, cwd, sdir, **kw), _close_quietly
+        )
+        session = await _register_new(ls, manager)
+        return await ls.registry.call(session, lambda: mapping.open_result(session.handle, session.manager))
+
+    @request(server, m.SESSION_FORK)
+    async def fork(ls: SessionTreeServer, p: t.SessionParams) -> t.ForkResult:
+        session = ls.registry.get(p.session)
+        res = await ls.registry.call(session, session.manager.fork)
+        if res is None:
+            raise errors.InvalidParams(
+                "session/fork needs a session with a file (in-memory sessions cannot be forked)",
+                {"field": "session", "reason": "not persisted"},
+            )
+        old, new = res
+        ls.registry.rekey(session, os.path.realpath(new))
+        await ls.registry.call(session, lambda: remember_leaf(ls, session))
+        return t.ForkResult(old_path=str(old), new_path=str(new))
+
+    @request(server, m.SESSION_CLOSE)
+    async def close(ls: SessionTreeServer, p: t.SessionParams) -> None:
+        session = ls.registry.get(p.session)
+
+        try:
+            await ls.registry.call(session, session.manager.close)
+        finally:
+            ls.registry.remove(session)
+        return None
+
+    @request(server, m.SESSION_FLUSH)
+    async def flush(ls: SessionTreeServer, p: t.SessionParams) -> None:
+        session = ls.registry.get(p.session)
+        await ls.registry.call(session, session.manager.flush)
+        return None
+
+    @request(server, m.SESSION_SET_NAME)
+    async def set_name(ls: SessionTreeServer, p: t.SetNameParams) -> t.SetNameResult:
+        session = ls.registry.get(p.session)
+        changed = await ls.registry.call(session, session.manager.set_session_name, p.name, p.source)
+        return t.SetNameResult(changed=bool(changed))

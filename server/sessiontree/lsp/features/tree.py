@@ -1,0 +1,143 @@
+"""Reading the tree: tree, view, children, path, entry, entries."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import orjson
+from sessiontree_protocol import methods as m
+from sessiontree_protocol import types as t
+from sessiontree_protocol.converters import unstructure
+
+from sessiontree.core import view as core_view
+from sessiontree.core.errors import EntryNotFoundError
+from sessiontree.lsp import mapping
+from sessiontree.lsp.server import SessionTreeServer, request
+
+
+def tree_json(manager: Any) -> orjson.Fragment:
+    """The `session/tree` result as pre-serialized JSON.
+
+    Built iteratively: session trees are mostly long single-child chains, far deeper than
+    any recursive serializer allows, so each node is serialized flat and the nesting is
+    written with an explicit stack.
+    """
+    index = manager.index
+    parts: list[bytes] = []
+    # stack items: ("open", id) or ("close", None) or ("sep", None)
+    roots = index.children(None)
+    parts.append(b'{"roots":[')
+    stack: list[tuple[str, Any]] = []
+    for i, rid in enumerate(reversed(roots)):
+        stack.append(("node", rid))
+        if i < len(roots) - 1:
+            stack.append(("sep", None))
+    while stack:
+        kind, val = stack.pop()
+        if kind == "sep":
+            parts.append(b",")
+        elif kind == "close":
+            parts.append(b"]}")
+        else:
+            node = unstructure(mapping.summary(manager, val))
+            head = orjson.dumps(node)
+            parts.append(head[:-1] + b',"children":[')
+            stack.append(("close", None))
+            kids = index.children(val)
+            for i, cid in enumerate(reversed(kids)):
+                stack.append(("node", cid))
+                if i < len(kids) - 1:
+                    stack.append(("sep", None))
+    parts.append(b'],"leafId":' + orjson.dumps(manager.get_leaf_id()) + b"}")
+    return orjson.Fragment(b"".join(parts))
+
+
+def setup(server: SessionTreeServer) -> None:
+    """Register the tree-reading methods."""
+
+    @request(server, m.SESSION_TREE)
+    async def tree(ls: SessionTreeServer, p: t.SessionParams) -> Any:
+        session = ls.registry.get(p.session)
+        return await ls.registry.call(session, tree_json, session.manager)
+
+    @request(server, m.SESSION_VIEW)
+    async def view(ls: SessionTreeServer, p: t.ViewParams) -> t.ViewResult:
+        session = ls.registry.get(p.session)
+
+        def work() -> t.ViewResult:
+            kw: dict[str, Any] = {
+                "filter": p.filter,
+                "search": p.search,
+                "offset": max(0, p.offset),
+                "limit": p.limit,
+            }
+            if p.leaf_id is not t.ABSENT:
+                if p.leaf_id is not None:
+                    mapping.require_entry(session.manager, p.leaf_id)
+                kw["leaf_id"] = p.leaf_id
+            page = core_view.build_view(session.manager, **kw)
+            return t.ViewResult(
+                rows=[mapping.row(r) for r in page.rows],
+                total=page.total,
+                selected_index=page.selected_index,
+                leaf_id=page.leaf_id,
+            )
+
+        return await ls.registry.call(session, work)
+
+    @request(server, m.SESSION_CHILDREN)
+    async def children(ls: SessionTreeServer, p: t.ChildrenParams) -> t.EntrySummariesResult:
+        session = ls.registry.get(p.session)
+
+        def work() -> t.EntrySummariesResult:
+            if p.parent_id is not None:
+                mapping.require_entry(session.manager, p.parent_id)
+            ids = session.manager.index.children(p.parent_id)
+            return t.EntrySummariesResult(entries=mapping.summaries(session.manager, ids))
+
+        return await ls.registry.call(session, work)
+
+    @request(server, m.SESSION_PATH)
+    async def path(ls: SessionTreeServer, p: t.PathParams) -> t.EntrySummariesResult:
+        session = ls.registry.get(p.session)
+
+        def work() -> t.EntrySummariesResult:
+            start = p.from_id if p.from_id is not None else session.manager.get_leaf_id()
+            if start is None:
+                return t.EntrySummariesResult(entries=[])
+            mapping.require_entry(session.manager, start)
+            ids = session.manager.index.path_to_root(start)
+            return t.EntrySummariesResult(entries=mapping.summaries(session.manager, ids))
+
+        return await ls.registry.call(session, work)
+
+    @request(server, m.SESSION_ENTRY)
+    async def entry(ls: SessionTreeServer, p: t.EntryParams) -> t.EntryResult:
+        session = ls.registry.get(p.session)
+
+        def work() -> t.EntryResult:
+            e = session.manager.get_entry(p.id)
+            if e is None:
+                raise EntryNotFoundError(p.id)
+            if p.resolve_blobs:
+                e = copy.deepcopy(e)
+                from sessiontree.core.persistence import resolve_blob_refs
+
+                resolve_blob_refs(e, session.manager._blob_store())
+            return t.EntryResult(entry=e)
+
+        return await ls.registry.call(session, work)
+
+    @request(server, m.SESSION_ENTRIES)
+    async def entries(ls: SessionTreeServer, p: t.EntriesParams) -> t.EntriesResult:
+        session = ls.registry.get(p.session)
+
+        def work() -> t.EntriesResult:
+            order = session.manager.index.order()
+            start = max(0, p.offset)
+            end = len(order) if p.limit is None else min(len(order), start + max(0, p.limit))
+            out = [session.manager.get_entry(i) for i in order[start:end]]
+            return t.EntriesResult(entries=[e for e in out if e is not None], total=len(order))
+
+        return await ls.registry.call(session, work)

@@ -1,0 +1,78 @@
+"""Notifications after changes, in one place (PROTOCOL.md "Notifications").
+
+Each helper sends the notification and emits the matching registry event, so that other
+parts (a file watcher in features/watch.py, tests) can hook into local changes through
+`Registry.subscribe`. The watcher sends `did_change(..., source="external")`,
+`did_reload` and `did_change_list` through the same helpers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sessiontree_protocol import methods as m
+from sessiontree_protocol import types as t
+
+from sessiontree.lsp.registry import OpenSession
+
+
+def did_change(
+    ls: Any,
+    session: OpenSession,
+    appended: list[t.EntrySummary],
+    leaf_id: str | None,
+    old_leaf_id: str | None,
+    source: str = "local",
+) -> None:
+    """`session/didChange`: entries were appended."""
+    ls.notify(
+        m.SESSION_DID_CHANGE,
+        t.DidChangeParams(
+            session=session.handle, appended=appended, leaf_id=leaf_id, old_leaf_id=old_leaf_id, source=source
+        ),  # type: ignore[arg-type]
+    )
+    ls.registry.emit(
+        "changed", session, appended=appended, leaf_id=leaf_id, old_leaf_id=old_leaf_id, source=source
+    )
+
+
+def did_navigate(
+    ls: Any,
+    session: OpenSession,
+    new_leaf_id: str | None,
+    old_leaf_id: str | None,
+    summary_entry: t.EntrySummary | None = None,
+    from_extension: bool | None = None,
+) -> None:
+    """`session/didNavigate`: the leaf moved."""
+    ls.notify(
+        m.SESSION_DID_NAVIGATE,
+        t.DidNavigateParams(
+            session=session.handle,
+            new_leaf_id=new_leaf_id,
+            old_leaf_id=old_leaf_id,
+            summary_entry=summary_entry,
+            from_extension=from_extension,
+        ),
+    )
+    ls.registry.emit("navigated", session, new_leaf_id=new_leaf_id, old_leaf_id=old_leaf_id)
+
+
+def did_change_label(ls: Any, session: OpenSession, target_id: str, label: str | None) -> None:
+    """`session/didChangeLabel`: a label was set or cleared."""
+    ls.notify(
+        m.SESSION_DID_CHANGE_LABEL,
+        t.DidChangeLabelParams(session=session.handle, target_id=target_id, label=label or None),
+    )
+    ls.registry.emit("labelled", session, target_id=target_id, label=label)
+
+
+def did_reload(ls: Any, session: OpenSession, reason: str) -> None:
+    """`session/didReload`: the file was replaced or rewritten underneath."""
+    ls.notify(m.SESSION_DID_RELOAD, t.DidReloadParams(session=session.handle, reason=reason))
+    ls.registry.emit("reloaded", session, reason=reason)
+
+
+def did_change_list(ls: Any, cwd: str | None = None) -> None:
+    """`session/didChangeList`: session files appeared or vanished."""
+    ls.notify(m.SESSION_DID_CHANGE_LIST, t.DidChangeListParams(cwd=cwd))
