@@ -476,6 +476,7 @@ class EntryIndex:
         self._lru: OrderedDict[int, dict[str, Any]] = OrderedDict()
         self._cache_size = cache_size
         self.loader = loader
+        self.batch_loader: Callable[[list[Skeleton]], list[dict[str, Any]]] | None = None
         self.labels: dict[str, str] = {}
         self.usage = UsageTotals()
         self._has_assistant = False
@@ -573,13 +574,41 @@ class EntryIndex:
             lru.popitem(last=False)
         return e
 
+    def entries_of(self, sks: list[Skeleton]) -> list[dict[str, Any]]:
+        """Materialize many entries at once (file-backed ones are read in batches)."""
+        lru = self._lru
+        missing = [sk for sk in sks if sk.offset >= 0 and sk.order not in lru]
+        loaded: dict[int, dict[str, Any]] = {}
+        if missing:
+            if self.batch_loader is not None and len(missing) > 1:
+                for sk, e in zip(missing, self.batch_loader(missing), strict=True):
+                    loaded[sk.order] = e
+            else:
+                for sk in missing:
+                    loaded[sk.order] = self.entry_of(sk)
+        out: list[dict[str, Any]] = []
+        for sk in sks:
+            if sk.offset < 0:
+                out.append(self._held[sk.order])
+                continue
+            got = loaded.get(sk.order)
+            if got is None:
+                got = self.entry_of(sk)
+            else:
+                lru[sk.order] = got
+                if len(lru) > self._cache_size:
+                    lru.popitem(last=False)
+            out.append(got)
+        return out
+
     def get(self, entry_id: str | None) -> dict[str, Any] | None:
         sk = self.skeleton(entry_id)
         return None if sk is None else self.entry_of(sk)
 
-    def iter_entries(self) -> Iterator[dict[str, Any]]:
-        for sk in self._order:
-            yield self.entry_of(sk)
+    def iter_entries(self, chunk: int = 1000) -> Iterator[dict[str, Any]]:
+        order = self._order
+        for i in range(0, len(order), chunk):
+            yield from self.entries_of(order[i : i + chunk])
 
     def held_entries(self) -> dict[int, dict[str, Any]]:
         return self._held

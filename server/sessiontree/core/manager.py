@@ -24,6 +24,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -49,6 +50,9 @@ CURRENT_SESSION_VERSION = 3
 _BLOB_MARK = b"blob:sha256:"
 # Files at least this big get a sidecar index cache for fast reopening.
 CACHE_MIN_BYTES = 1 << 20
+# Batched reads of file-backed entries: join ranges closer than this, up to this size.
+_BATCH_GAP = 256 * 1024
+_BATCH_MAX = 8 << 20
 
 
 def _jsonl() -> Any:
@@ -174,10 +178,14 @@ def _clean_openai_replay(entry: dict[str, Any]) -> bool:
 
 
 def _stat_of(storage: Any, path: str) -> Any:
+    """An `os.stat_result`-like object (st_size, st_ino, st_dev, st_mtime_ns) or None."""
     try:
-        return storage.stat(path)
+        if getattr(storage, "is_real_fs", False):
+            return os.stat(path)
+        fs = storage.stat(path)
     except FileNotFoundError:
         return None
+    return SimpleNamespace(st_size=fs.size, st_ino=0, st_dev=0, st_mtime_ns=fs.mtime_ns)
 
 
 def _st(st: Any, name: str, default: int = 0) -> int:
@@ -207,7 +215,9 @@ class SessionManager:
         blobs: Any = None,
         agent_dir: str | None = None,
         cache_dir: str | None = None,
+        read_only: bool = False,
     ) -> None:
+        self._read_only = read_only
         self._clock = clock or Clock()
         self._ids = ids or IdSource(clock=self._clock)
         if storage is None:
@@ -367,7 +377,7 @@ class SessionManager:
         if parent_session is not None:
             header["parentSession"] = parent_session
         self._header = header
-        self._index = EntryIndex(self._load_skeleton)
+        self._index = self._make_index()
         self._leaf_id = None
         self._flushed = False
         self._needs_full_rewrite = False
@@ -384,7 +394,7 @@ class SessionManager:
             self._session_file = None
 
     def _write_breadcrumb(self) -> None:
-        if not self._persist or not self._session_file:
+        if not self._persist or not self._session_file or self._read_only:
             return
         try:
             _paths().write_breadcrumb(self._cwd, self._session_file, agent_dir=self._agent_dir)
@@ -398,6 +408,8 @@ class SessionManager:
         storage = self._storage
         st = _stat_of(storage, path)
         size = _st(st, "st_size") if st is not None else 0
+        if self._read_only and st is None:
+            raise FileNotFoundError(path)
         if st is None or size == 0:
             # A missing or empty file: a brand-new session at that path, header written now.
             self._new_session_state(None)
@@ -408,7 +420,7 @@ class SessionManager:
             self._rewrite_file_guarded()
             return
         self._session_file = path
-        self._index = EntryIndex(self._load_skeleton)
+        self._index = self._make_index()
         self.load_report = LoadReport()
         loaded = self._load_from_cache(path, st)
         if not loaded:
@@ -533,6 +545,38 @@ class SessionManager:
             self._set_file_state(st, _st(st, "st_size"))
 
     # -- loading file-backed entries
+    def _make_index(self) -> EntryIndex:
+        idx = EntryIndex(self._load_skeleton)
+        idx.batch_loader = self._load_many
+        return idx
+
+    def _load_many(self, sks: builtins.list[Skeleton]) -> builtins.list[dict[str, Any]]:
+        """Read many file-backed entries with few reads (neighbouring lines together)."""
+        path = self._session_file
+        assert path is not None
+        order = sorted(range(len(sks)), key=lambda i: sks[i].offset)
+        out: builtins.list[dict[str, Any] | None] = [None] * len(sks)
+        i = 0
+        n = len(order)
+        while i < n:
+            first = sks[order[i]]
+            start = first.offset
+            end = start + first.length
+            j = i + 1
+            while j < n:
+                sk = sks[order[j]]
+                if sk.offset - end > _BATCH_GAP or sk.offset + sk.length - start > _BATCH_MAX:
+                    break
+                end = max(end, sk.offset + sk.length)
+                j += 1
+            buf = bytes(self._storage.read_range(path, start, end - start))
+            for k in range(i, j):
+                sk = sks[order[k]]
+                a = sk.offset - start
+                out[order[k]] = self._entry_from_line(buf[a : a + sk.length], sk)
+            i = j
+        return out  # type: ignore[return-value]
+
     def _load_skeleton(self, sk: Skeleton) -> dict[str, Any]:
         path = self._session_file
         assert path is not None
@@ -563,7 +607,7 @@ class SessionManager:
 
     def _cache_usable(self) -> bool:
         return (
-            type(self._storage).__name__ == "FileSessionStorage"
+            bool(getattr(self._storage, "is_real_fs", False))
             and os.environ.get("SESSIONTREE_NO_INDEX_CACHE") != "1"
         )
 
@@ -595,7 +639,7 @@ class SessionManager:
             # Appended since the cache was written: index only the new bytes.
             tail = self._storage.read_range(path, cached_size, size - cached_size)
             if not self._ingest_bytes(bytes(tail), cached_size):
-                self._index = EntryIndex(self._load_skeleton)
+                self._index = self._make_index()
                 return False
             self._save_cache_after_ingest(path)
         return True
@@ -682,7 +726,7 @@ class SessionManager:
         return self._persist_error
 
     def _persist_entry(self, entry: dict[str, Any]) -> None:
-        if not self._persist or not self._session_file:
+        if not self._persist or not self._session_file or self._read_only:
             return
         if self._persist_error is not None:
             raise self._persist_error
@@ -720,6 +764,8 @@ class SessionManager:
             fs.end = fs.size
 
     def _rewrite_file_guarded(self) -> None:
+        if self._read_only:
+            return  # opened for inspection: never write
         if self._persist_error is not None:
             raise self._persist_error
         try:
@@ -744,8 +790,7 @@ class SessionManager:
         pos = len(parts[0])
         ranges: builtins.list[tuple[int, int] | None] = []
         idx = self._index
-        for sk in idx.skeletons():
-            entry = idx.entry_of(sk) if sk.offset < 0 else self._load_skeleton_uncached(sk)
+        for entry in idx.iter_entries():
             line = jl.dumps_line(prepare(entry))
             parts.append(line)
             parts.append(b"\n")
@@ -759,9 +804,6 @@ class SessionManager:
         self._flushed = True
         st = _stat_of(self._storage, path)
         self._set_file_state(st, len(data))
-
-    def _load_skeleton_uncached(self, sk: Skeleton) -> dict[str, Any]:
-        return self._index.entry_of(sk)
 
     def _quarantine_if_needed(self, path: str) -> None:
         rep = self.load_report
@@ -1077,9 +1119,9 @@ class SessionManager:
         idx = self._index
         if not idx.is_file_backed():
             return
-        new = EntryIndex(self._load_skeleton)
-        for sk in idx.skeletons():
-            new.add_held(idx.entry_of(sk) if sk.offset < 0 else self._load_skeleton(sk))
+        new = self._make_index()
+        for entry in idx.iter_entries():
+            new.add_held(entry)
         self._index = new
 
     def new_session(self, parent_session: str | None = None) -> str | None:
@@ -1117,7 +1159,8 @@ class SessionManager:
         """Entries from the root to `from_id` (default: the leaf); [] for unknown ids."""
         start = from_id if from_id is not None else self._leaf_id
         idx = self._index
-        return [e for e in (idx.get(i) for i in idx.path_to_root(start)) if e is not None]
+        sks = [idx.skeleton(i) for i in idx.path_to_root(start)]
+        return idx.entries_of([sk for sk in sks if sk is not None])
 
     def get_children(self, parent_id: str) -> builtins.list[dict[str, Any]]:
         """Entries whose `parentId` is `parent_id`, in id-map order (not sorted)."""
@@ -1181,7 +1224,7 @@ class SessionManager:
                 comp = i
                 break
         if comp < 0:
-            return [idx.entry_of(sk) for sk in sks if sk is not None]
+            return idx.entries_of([sk for sk in sks if sk is not None])
         centry = idx.entry_of(sks[comp])  # type: ignore[arg-type]
         first_kept = centry.get("firstKeptEntryId")
         start = comp
@@ -1196,15 +1239,18 @@ class SessionManager:
             if sk is not None and sk.type == "message" and sk.role == "assistant":
                 last_assistant = i
                 break
-        out: builtins.list[dict[str, Any]] = []
+        wanted: builtins.list[Skeleton] = []
         for i, sk in enumerate(sks):
             if sk is None:
                 continue
-            if i >= start or sk.type in STATE_ENTRY_TYPES or i == last_assistant:
-                out.append(idx.entry_of(sk))
-            elif sk.type not in _KNOWN_NON_STATE:
-                out.append(idx.entry_of(sk))  # unknown types: let the context code decide
-        return out
+            if (
+                i >= start
+                or sk.type in STATE_ENTRY_TYPES
+                or i == last_assistant
+                or sk.type not in _KNOWN_NON_STATE  # unknown types: let the context code decide
+            ):
+                wanted.append(sk)
+        return idx.entries_of(wanted)
 
     def get_injected_ttsr_rules(self) -> builtins.list[str]:
         """Unique rule names of the ttsr_injection entries on the current branch."""

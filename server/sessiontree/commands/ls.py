@@ -1,0 +1,66 @@
+"""`sessiontree ls [--all] [--cwd DIR] [--session-dir DIR] [--json]`: list sessions.
+
+Prints one line per session, newest first: modified time, message count, title (or the
+first message) and the path. Exit code 0, or 2 when the directory cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "ls",
+        help="list sessions of a directory (or of every project)",
+        description="List sessions newest first: modified time, message count, title or first message.",
+    )
+    p.add_argument("--all", action="store_true", help="every project under the agent dir's sessions root")
+    p.add_argument("--cwd", help="the project directory (default: the current directory)")
+    p.add_argument("--session-dir", help="list this sessions directory instead of the cwd's")
+    p.add_argument("--agent-dir", help="agent dir (default: $PI_CODING_AGENT_DIR or ~/.xcsh/agent)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _one_line(s: str, width: int) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def run(args: argparse.Namespace) -> int:
+    from sessiontree.core.discovery import list_all_sessions, list_sessions
+
+    try:
+        if args.all:
+            sessions = list_all_sessions(args.agent_dir)
+        else:
+            if args.session_dir:
+                sdir = os.path.abspath(args.session_dir)
+            else:
+                from sessiontree.core.manager import SessionManager
+
+                cwd = os.path.abspath(args.cwd or os.getcwd())
+                sdir = SessionManager.get_default_session_dir(cwd, args.agent_dir)
+            if not os.path.isdir(sdir):
+                print(f"sessiontree ls: {sdir}: no such directory", file=sys.stderr)
+                return 2
+            sessions = list_sessions(sdir)
+    except OSError as exc:
+        print(f"sessiontree ls: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        out = [s.to_dict() for s in sessions]
+        sys.stdout.write(json.dumps({"sessions": out}, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    if not sessions:
+        print("no sessions")
+        return 0
+    for s in sessions:
+        modified = s.modified.astimezone().strftime("%Y-%m-%d %H:%M")
+        title = s.title if s.title else s.first_message
+        print(f"{modified}  {s.message_count:5d} msgs  {_one_line(title, 60)}  {s.path}")
+    return 0
