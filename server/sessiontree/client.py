@@ -1,0 +1,260 @@
+"""A small Python client of the sessiontree daemon (JSON-RPC with LSP framing over stdio).
+
+Used by tests, benchmarks and scripts::
+
+    from sessiontree.client import Client
+
+    with Client.spawn(init_options={"allowedRoots": ["/tmp"]}) as c:
+        opened = c.request("session/open", {"path": "/tmp/s.jsonl"})
+        page = c.request("session/view", {"session": opened["session"], "limit": 200})
+        note = c.wait_for_notification("session/didChange", timeout=5)
+
+Requests block until the answer comes (or use `request_future` for several in flight);
+errors raise `RpcError` with `code`, `message` and `data`. Server notifications are
+collected in `notifications` and can be awaited with `wait_for_notification`. Requests
+the server sends (`window/workDoneProgress/create`) are answered with `null`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import IO, Any
+
+import orjson
+
+__all__ = ["Client", "RpcError"]
+
+
+class RpcError(Exception):
+    """An error response: `code`, `message`, `data`."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class Client:
+    """A connection to a daemon process (spawned with `spawn`, or any pair of streams)."""
+
+    def __init__(
+        self, reader: IO[bytes], writer: IO[bytes], process: subprocess.Popen[bytes] | None = None
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self.process = process
+        self._ids = itertools.count(1)
+        self._pending: dict[Any, Future[Any]] = {}
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._cond = threading.Condition()
+        self.notifications: list[tuple[str, Any]] = []
+        """Every notification received, in order: (method, params)."""
+        self.initialize_result: Any = None
+        self._closed = False
+        self._thread = threading.Thread(target=self._read_loop, name="sessiontree-client", daemon=True)
+        self._thread.start()
+
+    # -- construction ------------------------------------------------------------------
+    @classmethod
+    def spawn(
+        cls,
+        command: Sequence[str] | None = None,
+        *,
+        init_options: dict[str, Any] | None = None,
+        root: str | None = None,
+        env: dict[str, str] | None = None,
+        capabilities: dict[str, Any] | None = None,
+        stderr: Any = None,
+        initialize: bool = True,
+    ) -> Client:
+        """Start `sessiontree serve` (or `command`) and run the initialize handshake."""
+        cmd = list(command) if command else [sys.executable, "-m", "sessiontree", "serve"]
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr if stderr is not None else subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+        )
+        assert proc.stdout is not None and proc.stdin is not None
+        client = cls(proc.stdout, proc.stdin, proc)
+        if initialize:
+            client.initialize(init_options, root=root, capabilities=capabilities)
+        return client
+
+    def initialize(
+        self,
+        init_options: dict[str, Any] | None = None,
+        *,
+        root: str | None = None,
+        capabilities: dict[str, Any] | None = None,
+    ) -> Any:
+        """`initialize` + `initialized`; returns the initialize result."""
+        params: dict[str, Any] = {
+            "processId": os.getpid(),
+            "capabilities": capabilities or {"window": {"workDoneProgress": True}},
+            "clientInfo": {"name": "sessiontree.client"},
+        }
+        if root:
+            params["rootUri"] = "file://" + os.path.abspath(root)
+            params["workspaceFolders"] = [{"uri": params["rootUri"], "name": os.path.basename(root) or root}]
+        if init_options is not None:
+            params["initializationOptions"] = init_options
+        self.initialize_result = self.request("initialize", params)
+        self.notify("initialized", {})
+        return self.initialize_result
+
+    # -- messaging ---------------------------------------------------------------------
+    def _send(self, message: dict[str, Any]) -> None:
+        body = orjson.dumps(message)
+        with self._write_lock:
+            self._writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self._writer.flush()
+
+    def request_future(self, method: str, params: Any = None, *, msg_id: Any = None) -> Future[Any]:
+        """Send a request; the future resolves to the result or raises `RpcError`."""
+        fut: Future[Any] = Future()
+        mid = next(self._ids) if msg_id is None else msg_id
+        fut.msg_id = mid  # type: ignore[attr-defined]
+        with self._lock:
+            if self._closed:
+                raise ConnectionError("the daemon connection is closed")
+            self._pending[mid] = fut
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": mid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self._send(msg)
+        return fut
+
+    def request(self, method: str, params: Any = None, *, timeout: float | None = 60) -> Any:
+        """Send a request and wait for its result."""
+        return self.request_future(method, params).result(timeout)
+
+    def cancel(self, fut: Future[Any]) -> None:
+        """Send `$/cancelRequest` for a request sent with `request_future`."""
+        self.notify("$/cancelRequest", {"id": fut.msg_id})  # type: ignore[attr-defined]
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification."""
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        self._send(msg)
+
+    def wait_for_notification(
+        self,
+        method: str,
+        predicate: Callable[[Any], bool] | None = None,
+        *,
+        timeout: float = 10,
+        start: int = 0,
+    ) -> Any:
+        """The params of the first notification `method` (from index `start`) matching `predicate`."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for name, params in self.notifications[start:]:
+                    if name == method and (predicate is None or predicate(params)):
+                        return params
+                left = deadline - time.monotonic()
+                if left <= 0 or self._closed:
+                    raise TimeoutError(f"no {method} notification within {timeout}s")
+                self._cond.wait(left)
+
+    def notifications_of(self, method: str) -> list[Any]:
+        """Params of every `method` notification received so far."""
+        with self._cond:
+            return [p for n, p in self.notifications if n == method]
+
+    # -- reading -----------------------------------------------------------------------
+    def _read_message(self) -> Any:
+        length = None
+        while True:
+            line = self._reader.readline()
+            if not line:
+                return None
+            line = line.strip()
+            if not line:
+                if length is not None:
+                    break
+                continue
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value.strip())
+        body = b""
+        while len(body) < length:
+            chunk = self._reader.read(length - len(body))
+            if not chunk:
+                return None
+            body += chunk
+        return orjson.loads(body)
+
+    def _read_loop(self) -> None:
+        try:
+            while True:
+                msg = self._read_message()
+                if msg is None:
+                    break
+                if "method" in msg and "id" in msg:
+                    self._send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+                elif "method" in msg:
+                    with self._cond:
+                        self.notifications.append((msg["method"], msg.get("params")))
+                        self._cond.notify_all()
+                else:
+                    with self._lock:
+                        fut = self._pending.pop(msg.get("id"), None)
+                    if fut is None:
+                        continue
+                    if "error" in msg:
+                        err = msg["error"] or {}
+                        fut.set_exception(
+                            RpcError(err.get("code", 0), err.get("message", ""), err.get("data"))
+                        )
+                    else:
+                        fut.set_result(msg.get("result"))
+        except (OSError, ValueError):
+            pass
+        finally:
+            with self._lock:
+                self._closed = True
+                pending = list(self._pending.values())
+                self._pending.clear()
+            for fut in pending:
+                if not fut.done():
+                    fut.set_exception(ConnectionError("the daemon closed the connection"))
+            with self._cond:
+                self._cond.notify_all()
+
+    # -- shutdown ----------------------------------------------------------------------
+    def close(self, timeout: float = 10) -> int | None:
+        """`shutdown` + `exit`, then wait for the process; returns its exit code."""
+        try:
+            if not self._closed:
+                self.request("shutdown", None, timeout=timeout)
+                self.notify("exit")
+        except (RpcError, ConnectionError, OSError, TimeoutError):
+            pass
+        if self.process is None:
+            return None
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
