@@ -216,8 +216,10 @@ class SessionManager:
         agent_dir: str | None = None,
         cache_dir: str | None = None,
         read_only: bool = False,
+        penv: Any = None,
     ) -> None:
         self._read_only = read_only
+        self._penv = penv
         self._clock = clock or Clock()
         self._ids = ids or IdSource(clock=self._clock)
         if storage is None:
@@ -255,7 +257,9 @@ class SessionManager:
         """A new persistent session; the file is written once an assistant message exists."""
         cwd = os.path.abspath(cwd)
         sdir = (
-            session_dir if session_dir is not None else cls.get_default_session_dir(cwd, kw.get("agent_dir"))
+            session_dir
+            if session_dir is not None
+            else cls.get_default_session_dir(cwd, kw.get("agent_dir"), kw.get("penv"))
         )
         mgr = cls(cwd, os.path.abspath(sdir), None, True, storage, **kw)
         mgr._new_session_state(None)
@@ -285,12 +289,14 @@ class SessionManager:
 
         cwd = os.path.abspath(cwd)
         sdir = (
-            session_dir if session_dir is not None else cls.get_default_session_dir(cwd, kw.get("agent_dir"))
+            session_dir
+            if session_dir is not None
+            else cls.get_default_session_dir(cwd, kw.get("agent_dir"), kw.get("penv"))
         )
         sdir = os.path.abspath(sdir)
         crumb = None
         try:
-            crumb = _paths().read_breadcrumb(cwd, agent_dir=kw.get("agent_dir"))
+            crumb = _paths().read_breadcrumb(cwd, agent_dir=kw.get("agent_dir"), penv=kw.get("penv"))
         except Exception:
             crumb = None
         if crumb and os.path.exists(crumb):
@@ -340,7 +346,9 @@ class SessionManager:
         from .discovery import list_sessions
 
         sdir = (
-            session_dir if session_dir is not None else cls.get_default_session_dir(cwd, kw.get("agent_dir"))
+            session_dir
+            if session_dir is not None
+            else cls.get_default_session_dir(cwd, kw.get("agent_dir"), kw.get("penv"))
         )
         return list_sessions(sdir, **kw)
 
@@ -352,16 +360,16 @@ class SessionManager:
         return list_all_sessions(agent_dir, **kw)
 
     @staticmethod
-    def get_default_session_dir(cwd: str, agent_dir: str | None = None) -> str:
+    def get_default_session_dir(cwd: str, agent_dir: str | None = None, penv: Any = None) -> str:
         """The per-cwd sessions directory (created when computed)."""
-        return str(_paths().get_default_session_dir(cwd, agent_dir))
+        return str(_paths().get_default_session_dir(cwd, agent_dir, penv))
 
     # ------------------------------------------------------------------ state setup
     def _blob_store(self) -> Any:
         if self._blobs is None:
             from .blobs import BlobStore
 
-            self._blobs = BlobStore(str(_paths().blobs_dir(self._agent_dir)))
+            self._blobs = BlobStore(str(_paths().blobs_dir(self._agent_dir, self._penv)))
         return self._blobs
 
     def _new_session_state(self, parent_session: str | None) -> None:
@@ -397,7 +405,9 @@ class SessionManager:
         if not self._persist or not self._session_file or self._read_only:
             return
         try:
-            _paths().write_breadcrumb(self._cwd, self._session_file, agent_dir=self._agent_dir)
+            _paths().write_breadcrumb(
+                self._cwd, self._session_file, agent_dir=self._agent_dir, penv=self._penv
+            )
         except Exception:
             pass  # fire and forget, like the reference
 
@@ -746,9 +756,11 @@ class SessionManager:
         assert path is not None
         try:
             line = _jsonl().dumps_line(self._prepare(entry)) + b"\n"
-            if self._writer is None:
-                self._writer = self._storage.open_writer(path)
-            self._writer.write_line(line)
+            with self._live_lock(shared=True):
+                self._live_check_writer()
+                if self._writer is None:
+                    self._writer = self._storage.open_writer(path)
+                self._writer.write_line(line)
             err = self._writer.get_error()
             if err is not None:
                 raise err
@@ -758,24 +770,23 @@ class SessionManager:
             raise self._latch(exc) from exc
         except Exception as exc:
             raise self._latch(exc) from exc
-        fs = self.file_state
-        if fs is not None and fs.end == fs.size:
-            fs.size += len(line)
-            fs.end = fs.size
+        self._live_after_append(len(line))
 
     def _rewrite_file_guarded(self) -> None:
         if self._read_only:
             return  # opened for inspection: never write
         if self._persist_error is not None:
             raise self._persist_error
-        try:
-            self._rewrite_file()
-        except PersistError as exc:
-            raise self._latch(exc) from None
-        except InvalidSessionFileError:
-            raise
-        except Exception as exc:
-            raise self._latch(exc) from exc
+        with self._live_lock(shared=False):
+            self._live_guard_rewrite()  # may raise ConflictError (not latched: nothing was written)
+            try:
+                self._rewrite_file()
+            except PersistError as exc:
+                raise self._latch(exc) from None
+            except InvalidSessionFileError:
+                raise
+            except Exception as exc:
+                raise self._latch(exc) from exc
 
     def _rewrite_file(self) -> None:
         """Full atomic rewrite of header + entries through the persistence transform."""
@@ -871,8 +882,76 @@ class SessionManager:
             return
         self._rewrite_file_guarded()
 
+    # ------------------------------------------------------------------ live sessions
+    # Other processes write the same file: see core/live.py and docs/live-sessions.md.
+    _live_mark: Any = None
+    _live_detached: str | None = None
+    _live_guarding: bool = False
+
+    @property
+    def live_events(self) -> Any:
+        """`live.SyncResult`s of changes folded in by writes (not yet announced by the daemon)."""
+        events = self.__dict__.get("_live_events")
+        if events is None:
+            events = self.__dict__["_live_events"] = []
+        return events  # type: ignore[no-any-return]
+
+    def sync_with_file(self) -> Any:
+        """Fold in what other processes did to the file since it was last read.
+
+        Returns a `core.live.SyncResult`: appended entries (the leaf moves to the last
+        one), or a reload (file replaced, truncated or rewritten), or a detach (deleted).
+        """
+        from . import live
+
+        return live.sync_manager(self)
+
+    def _live_before_write(self) -> None:
+        if self._persist and self._session_file and self.file_state is not None and not self._live_guarding:
+            from . import live
+
+            live.before_write(self)
+
+    def _live_after_append(self, nbytes: int) -> None:
+        from . import live
+
+        live.after_append(self, nbytes)
+
+    def _live_guard_rewrite(self) -> None:
+        from . import live
+
+        live.guard_rewrite(self)
+
+    def _live_lock(self, shared: bool) -> Any:
+        import contextlib
+
+        path = self._session_file
+        storage = self._storage
+        if not (
+            self._persist
+            and path
+            and getattr(storage, "is_real_fs", False)
+            and os.path.isdir(os.path.dirname(path))
+        ):
+            return contextlib.nullcontext()
+        return storage.lock(path, shared=shared)
+
+    def _live_check_writer(self) -> None:
+        """Reopen the append writer when another file now sits at the path (renamed over)."""
+        w = self._writer
+        fd = getattr(w, "_fd", None)
+        if w is None or fd is None or not self._session_file:
+            return
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(self._session_file))
+        except OSError:
+            same = False
+        if not same:
+            self._close_writer()
+
     # ------------------------------------------------------------------ appending
     def _new_id(self) -> str:
+        self._live_before_write()
         return self._ids.new_entry_id(self._index.ids())
 
     def _base(self, etype: str) -> dict[str, Any]:
@@ -940,6 +1019,7 @@ class SessionManager:
         return self._append(e)
 
     def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
+        self._live_before_write()
         e: dict[str, Any] = {"type": "custom", "customType": custom_type}
         if data is not None:
             e["data"] = data
@@ -956,6 +1036,7 @@ class SessionManager:
         details: Any = None,
         attribution: str | None = "agent",
     ) -> str:
+        self._live_before_write()
         e: dict[str, Any] = {
             "type": "custom_message",
             "customType": custom_type,
@@ -972,6 +1053,7 @@ class SessionManager:
 
     def append_label_change(self, target_id: str, label: str | None) -> str:
         """Set (or, with a falsy label, clear) a label; the label entry becomes the leaf."""
+        self._live_before_write()
         if target_id not in self._index:
             raise EntryNotFoundError(target_id)
         e = self._base("label")
@@ -1028,6 +1110,7 @@ class SessionManager:
         from_extension: bool | None = None,
     ) -> str:
         """Move the leaf to `branch_from_id` and append a `branch_summary` there."""
+        self._live_before_write()  # external appends first, so they cannot move the leaf below
         if branch_from_id is not None and branch_from_id not in self._index:
             raise EntryNotFoundError(branch_from_id)
         self._leaf_id = branch_from_id
@@ -1375,7 +1458,7 @@ class SessionManager:
     def _session_dir_for(self, new_cwd: str) -> str:
         paths = _paths()
         try:
-            root = str(paths.sessions_root(self._agent_dir))
+            root = str(paths.sessions_root(self._agent_dir, self._penv))
             cur = os.path.abspath(self._session_dir) if self._session_dir else ""
             names = {paths.encode_cwd(self._cwd)}
             if hasattr(paths, "encode_cwd_legacy"):
@@ -1386,7 +1469,7 @@ class SessionManager:
             del root
         except Exception:
             pass
-        return self.get_default_session_dir(new_cwd, self._agent_dir)
+        return self.get_default_session_dir(new_cwd, self._agent_dir, self._penv)
 
 
 _KNOWN_NON_STATE = frozenset(
