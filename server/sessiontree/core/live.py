@@ -305,7 +305,7 @@ DETACHED_REASONS = ("deleted", "invalid")
 
 
 def _manager_path(m: Any) -> str | None:
-    if not getattr(m, "_persist", False):
+    if not getattr(m, "_persist", False) or not getattr(getattr(m, "_storage", None), "is_real_fs", False):
         return None
     path = getattr(m, "_session_file", None)
     return path if isinstance(path, str) else None
@@ -432,7 +432,8 @@ def _reload(m: Any, path: str, kind: ChangeKind, leaf: str | None) -> SyncResult
     except InvalidSessionFileError:
         return _detach(m, "invalid", leaf)
     m._live_detached = None
-    m._live_mark = None
+    fs = m.file_state
+    m._live_mark = FileMark.capture(path, fs.end) if fs is not None else None
     return SyncResult(kind, old_leaf_id=leaf, leaf_id=m.get_leaf_id(), reason=str(kind))
 
 
