@@ -2,7 +2,7 @@
 # The Neovim plugin's tests: busted specs inside the real Neovim 0.11, against the real
 # daemon (SESSIONTREE_SERVER, default .venv/bin/sessiontree), plus a tmux screen capture
 # saved to test-artifacts/nvim-sidebar.txt. Ends with "N passed, N failed"; exit code 1 on
-# any failure.
+# any failure. Extra arguments go to busted (e.g. --filter="label"); SPECS picks the spec files.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 venv="${VENV:-$root/.venv}"
@@ -18,4 +18,4 @@ mkdir -p "$TMPDIR" "$root/test-artifacts"
 unset PI_CODING_AGENT_DIR
 
 cd "$root/editors/nvim"
-timeout 600 "$nvim" --headless -u NONE -i NONE -l tests/run.lua -o tests/output.lua "${@:-tests/spec}"
+timeout 600 "$nvim" --headless -u NONE -i NONE -l tests/run.lua -o tests/output.lua "$@" "${SPECS:-tests/spec}"

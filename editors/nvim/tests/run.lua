@@ -7,6 +7,10 @@ local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h")
 vim.opt.rtp:prepend(here)
 package.path = here .. "/tests/?.lua;" .. package.path
 vim.cmd("runtime plugin/sessiontree.lua")
+-- messages of the plugin go to stderr on their own line, so they do not glue onto results
+vim.notify = function(msg, level)
+  io.stderr:write(("  [notify %s] %s\n"):format(level or "", msg))
+end
 -- busted raises a bare error() to exit non-zero under Lua 5.1; turn that into an exit code
 local ok = pcall(require("busted.runner"), { standalone = false })
 os.exit(ok and 0 or 1)

@@ -238,6 +238,11 @@ describe("sidebar", function()
     assert.are.equal("a0000003", H.cursor_row(st).id)
     assert.is_true(vim.tbl_contains(H.lines(st), "├─ • user: Now write tests for it"))
     assert.are.same(H.daemon_lines(st, "default"), H.lines(st))
+    -- the daemon keeps the chosen leaf in its state file: a second daemon on the same
+    -- agent dir restores it
+    local other = H.second_daemon(env)
+    local opened = other.request("session/open", { path = path })
+    assert.are.equal("a0000003", opened.restoredLeafId or opened.leafId)
   end)
 
   it("shows an entry appended by another process, live, keeping the cursor", function()
@@ -421,8 +426,14 @@ describe("a long session", function()
     vim.api.nvim_set_current_win(st.win)
     local leaf_id = H.cursor_row(st).id
     -- scroll to the top: earlier pages are fetched, the cursor stays on its entry
+    -- headless Neovim runs fed keys without going through the main loop, so the
+    -- CursorMoved a terminal would fire is fired here
+    local function move(keys)
+      H.feed(keys)
+      vim.api.nvim_exec_autocmds("CursorMoved", { buffer = st.buf })
+    end
     for _ = 1, 40 do
-      H.feed("gg")
+      move("gg")
       vim.wait(200, function()
         return not st.loading
       end, 5)
@@ -431,12 +442,12 @@ describe("a long session", function()
       end
     end
     assert.are.equal(0, st.first)
-    H.feed("G")
+    move("G")
     for _ = 1, 40 do
       vim.wait(200, function()
         return not st.loading
       end, 5)
-      H.feed("G")
+      move("G")
       if st.first + #st.rows >= st.total then
         break
       end
