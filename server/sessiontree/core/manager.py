@@ -217,7 +217,9 @@ class SessionManager:
         cache_dir: str | None = None,
         read_only: bool = False,
         penv: Any = None,
+        cache_min_bytes: int = CACHE_MIN_BYTES,
     ) -> None:
+        self._cache_min_bytes = cache_min_bytes
         self._read_only = read_only
         self._penv = penv
         self._clock = clock or Clock()
@@ -392,7 +394,7 @@ class SessionManager:
         self._ensured_on_disk = False
         self._persist_error = None
         self.load_report = LoadReport()
-        self.file_state = None
+        self._forget_file_state()
         self._quarantine_pending = False
         if self._persist and self._session_dir:
             name = session_file_name(header["timestamp"], sid)
@@ -481,7 +483,7 @@ class SessionManager:
                     jl.DroppedLine(data.count(b"\n", 0, fast.end) + 1, fast.end, len(data) - fast.end, "torn")
                 ]
             self._set_file_state(st, fast.end)
-            if len(data) >= CACHE_MIN_BYTES and not fast.torn_tail:
+            if len(data) >= self._cache_min_bytes and not fast.torn_tail:
                 self._save_cache(path, st, data)
             return
         # The lenient path: the reference's parser, migrations and blobs; held in memory.
@@ -544,6 +546,12 @@ class SessionManager:
             mtime_ns=_st(st, "st_mtime_ns"),
             end=end,
         )
+
+    def _forget_file_state(self) -> None:
+        """The manager is about to use another file: nothing is known of it yet."""
+        self.file_state = None
+        self._live_mark = None
+        self._live_detached = None
 
     def _refresh_file_state(self) -> None:
         if not self._session_file:
@@ -906,6 +914,15 @@ class SessionManager:
 
         return live.sync_manager(self)
 
+    def sync_before_write(self) -> None:
+        """Fold in external changes now, as every write does first.
+
+        Results are queued in `live_events`; raises `ConflictError` when the file was
+        deleted (or replaced by an unreadable one). Callers that check the leaf before
+        writing (`expectedLeafId`) call this first, so the check sees external appends.
+        """
+        self._live_before_write()
+
     def _live_before_write(self) -> None:
         if self._persist and self._session_file and self.file_state is not None and not self._live_guarding:
             from . import live
@@ -1193,6 +1210,7 @@ class SessionManager:
         self._header = header
         self._session_file = os.path.join(self._session_dir, session_file_name(ts, sid))
         self.load_report = LoadReport()
+        self._forget_file_state()
         self._flushed = False
         self._rewrite_file_guarded()
         return old_file, self._session_file
@@ -1444,6 +1462,7 @@ class SessionManager:
                         pass
                 raise
             self._session_file = new_file
+            self._forget_file_state()
             self._cwd = new_cwd
             self._session_dir = new_dir
             self._header["cwd"] = new_cwd
