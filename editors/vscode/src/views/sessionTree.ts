@@ -287,7 +287,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
       : row.onActivePath
         ? new vscode.ThemeColor('charts.blue')
         : undefined;
-    item.iconPath = new vscode.ThemeIcon(row.isLeaf ? 'debug-stackframe' : iconForRow(row), color);
+    item.iconPath = new vscode.ThemeIcon(iconForRow(row), color);
     item.contextValue = rowContextValue(row);
     item.accessibilityInformation = {
       label: `${row.onActivePath ? 'active path, ' : ''}${row.isLeaf ? 'current leaf, ' : ''}${rowLabel(row)}`,

@@ -40,7 +40,7 @@ test('opening a session loads the rows of session/view', async () => {
   const leaf = tree.getTreeItem(top[3]);
   assert.equal(leaf.label, 'assistant: a3');
   assert.match(leaf.description, /current/);
-  assert.equal(leaf.iconPath.id, 'debug-stackframe');
+  assert.equal(leaf.iconPath.id, 'hubot');
   assert.equal(leaf.iconPath.color.id, 'charts.green');
   assert.equal(leaf.id, 'e3');
   assert.equal(leaf.collapsibleState, vscode.TreeItemCollapsibleState.None);

@@ -1,0 +1,143 @@
+'use strict';
+// End-to-end tests in a real VS Code (code-server) with the real daemon: the driver
+// (run-e2e.js) copies test/fixtures/branched.jsonl into the workspace and points the
+// extension at the repository's daemon through the workspace settings.
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const vscode = require('vscode');
+
+const ws = vscode.workspace.workspaceFolders[0].uri.fsPath;
+const sessionFile = path.join(ws, 'branched.jsonl');
+const signalDir = path.join(ws, '.e2e');
+
+async function waitFor(what, fn, ms = 15000) {
+  const start = Date.now();
+  for (;;) {
+    const v = await fn();
+    if (v) {
+      return v;
+    }
+    if (Date.now() - start > ms) {
+      throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const fileEntries = () => fs.readFileSync(sessionFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+/** Asks the driver (playwright) to do something in the page and waits for its acknowledgement. */
+async function askDriver(kind, payload) {
+  fs.mkdirSync(signalDir, { recursive: true });
+  const token = `${kind}-${Date.now()}`;
+  console.log(`E2E-${kind} ${JSON.stringify({ token, ...payload })}`);
+  await waitFor(`driver ${kind}`, () => fs.existsSync(path.join(signalDir, `${token}.done`)), 20000);
+}
+
+describe('Session Tree in VS Code', () => {
+  let api;
+  const label = (node) => api.tree.getTreeItem(node).label;
+
+  before(async () => {
+    const ext = vscode.extensions.getExtension('sessiontree.sessiontree');
+    assert.ok(ext, 'the extension is loaded');
+    api = await ext.activate();
+    await api.daemon.ready();
+    await vscode.commands.executeCommand('workbench.view.extension.sessiontree');
+  });
+
+  it('starts the daemon and speaks its protocol', () => {
+    assert.equal(api.daemon.state, 'running');
+  });
+
+  it('lists the sessions of all projects on demand', async () => {
+    await vscode.commands.executeCommand('sessiontree.sessions.showAll');
+    const list = await api.sessions.getChildren();
+    const hit = list.find((s) => s.path.endsWith('_0a1b2c3d4e5f6071.jsonl'));
+    assert.ok(hit, `agent-dir session listed: ${JSON.stringify(list.map((s) => s.path))}`);
+    assert.equal(api.sessions.getTreeItem(hit).label, 'How do I read a JSONL file in Python?');
+  });
+
+  it('shows the fixture session as a nested tree', async () => {
+    await vscode.commands.executeCommand('sessiontree.sessions.open', sessionFile);
+    await api.tree.whenIdle();
+    const top = api.tree.getChildren();
+    assert.deepEqual(top.map(label), ['user: How do I read a JSONL file in Python?', 'assistant: Read it line by line and call json.loads on each line.']);
+    const branches = api.tree.getChildren(top[1]);
+    assert.deepEqual(branches.map(label), ['user: Use orjson instead, it is faster.', 'user: Make it stream and skip broken lines.']);
+    const leaf = api.tree.getTreeItem(api.tree.nodeById('a0000004'));
+    assert.match(leaf.description, /current/);
+    assert.equal(api.treeView.description, 'branched');
+    const item = api.tree.getTreeItem(top[0]);
+    await api.tree.resolveTreeItem(item, top[0]);
+    assert.match(item.tooltip.value, /How do I read a JSONL file in Python\?/);
+  });
+
+  it('navigate here with a summary moves the leaf on disk', async () => {
+    const node = api.tree.nodeById('a0000003');
+    const res = await vscode.commands.executeCommand('sessiontree.tree.navigate', node, { text: 'Tried orjson; it needs bytes.' });
+    assert.equal(res.cancelled, false);
+    const last = fileEntries().at(-1);
+    assert.equal(last.type, 'branch_summary');
+    assert.equal(last.parentId, 'a0000003');
+    assert.equal(last.summary, 'Tried orjson; it needs bytes.');
+    await waitFor('the new leaf in the tree', () => api.tree.currentLeafId === last.id);
+    const leafRow = api.tree.loadedRows.find((r) => r.isLeaf);
+    assert.equal(leafRow.id, last.id);
+    assert.equal(leafRow.text, '[branch summary]: Tried orjson; it needs bytes.');
+  });
+
+  it('navigate here without a summary moves the leaf in the tree', async () => {
+    const res = await vscode.commands.executeCommand('sessiontree.tree.navigate', 'a0000004', { summary: 'none' });
+    assert.equal(res.newLeafId, 'a0000004');
+    await waitFor('leaf a0000004', () => api.tree.currentLeafId === 'a0000004');
+    assert.match(api.tree.getTreeItem(api.tree.nodeById('a0000004')).description, /current/);
+  });
+
+  it('a label typed into the input box appears in the tree and on disk', async () => {
+    const node = api.tree.nodeById('u0000002');
+    const pending = vscode.commands.executeCommand('sessiontree.tree.setLabel', node);
+    await askDriver('TYPE', { text: 'streaming' });
+    await pending;
+    await waitFor('the label in the tree', () => {
+      const n = api.tree.nodeById('u0000002');
+      return n && label(n) === '[streaming] user: Make it stream and skip broken lines.';
+    });
+    const labels = fileEntries().filter((e) => e.type === 'label');
+    assert.deepEqual(labels.map((e) => [e.targetId, e.label]), [['u0000002', 'streaming']]);
+  });
+
+  it('shows the context from a node and an entry as read-only documents', async () => {
+    const uri = await vscode.commands.executeCommand('sessiontree.tree.showContext', 'u0000003');
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri);
+    assert.ok(doc, 'context document open');
+    assert.match(doc.getText(), /# Context of/);
+    assert.match(doc.getText(), /Use orjson instead/);
+    assert.doesNotMatch(doc.getText(), /Make it stream/);
+    const jsonUri = await vscode.commands.executeCommand('sessiontree.tree.showEntryJson', 't0000001');
+    const json = vscode.workspace.textDocuments.find((d) => d.uri.toString() === jsonUri);
+    assert.equal(JSON.parse(json.getText()).message.toolName, 'read');
+  });
+
+  it('an entry appended by another process shows up live', async () => {
+    const leafId = api.tree.currentLeafId;
+    const entry = { type: 'message', id: 'x0000001', parentId: leafId, timestamp: '2026-01-10T10:00:00.000Z', message: { role: 'user', content: 'Appended by the agent in a terminal', timestamp: 1768039200000 } };
+    fs.appendFileSync(sessionFile, `${JSON.stringify(entry)}\n`);
+    await waitFor('the appended entry in the tree', () => api.tree.nodeById('x0000001'), 20000);
+    assert.equal(api.tree.currentLeafId, 'x0000001');
+    assert.equal(label(api.tree.nodeById('x0000001')), 'user: Appended by the agent in a terminal');
+  });
+
+  it('renders the sidebar (screenshot)', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar');
+    for (let i = 0; i < 4; i++) {
+      await vscode.commands.executeCommand('workbench.action.increaseViewWidth');
+    }
+    await vscode.commands.executeCommand('sessiontree.tree.focus');
+    await vscode.commands.executeCommand('sessiontree.tree.revealLeaf');
+    await new Promise((r) => setTimeout(r, 800));
+    await askDriver('SCREENSHOT', { expect: ['Use orjson instead', '[streaming]', 'Appended by the agent'] });
+  });
+});
