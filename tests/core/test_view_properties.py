@@ -1,0 +1,157 @@
+"""Property tests over random trees with cycles, self-parents, orphans and duplicates.
+
+Every visible entry appears in the view exactly once, after its tree parent, and every
+walk (the view, the active path, the context rebuild, navigation) terminates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sessiontree.core.context import build_session_context
+from sessiontree.core.manager import SessionManager
+from sessiontree.core.navigation import navigate_tree, prepare_navigation
+from sessiontree.core.view import FILTER_MODES, EntriesTreeSource, active_path_ids, build_view
+
+IDS = [f"e{i}" for i in range(12)]
+ROLES = ["user", "assistant", "toolResult", "bashExecution", "custom"]
+TYPES = [
+    "message",
+    "message",
+    "message",
+    "label",
+    "model_change",
+    "compaction",
+    "branch_summary",
+    "custom_message",
+    "session_init",
+]
+
+
+@st.composite
+def entries(draw: Any, unique: bool = True) -> list[dict[str, Any]]:
+    n = draw(st.integers(min_value=0, max_value=len(IDS)))
+    ids = draw(st.permutations(IDS))[:n] if unique else draw(st.lists(st.sampled_from(IDS[:5]), max_size=10))
+    out = []
+    for i, eid in enumerate(ids):
+        parent = draw(st.sampled_from([None, "missing", eid, *IDS[: max(1, len(ids))]]))
+        etype = draw(st.sampled_from(TYPES))
+        sec = draw(st.integers(min_value=0, max_value=3))
+        e: dict[str, Any] = {
+            "type": etype,
+            "id": eid,
+            "parentId": parent,
+            "timestamp": f"2026-01-01T00:00:0{sec}.000Z",
+        }
+        if etype == "message":
+            role = draw(st.sampled_from(ROLES))
+            text = draw(st.sampled_from(["", "  ", "hello", "tool"]))
+            msg: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": text}]}
+            if role == "assistant":
+                msg["stopReason"] = draw(st.sampled_from([None, "stop", "toolUse", "error", "aborted"]))
+                msg["content"].append(
+                    {"type": "toolCall", "id": f"c{i}", "name": "read", "arguments": {"path": "x"}}
+                )
+            if role == "toolResult":
+                msg["toolCallId"] = f"c{draw(st.integers(min_value=0, max_value=12))}"
+            e["message"] = msg
+        elif etype == "label":
+            e["targetId"] = draw(st.sampled_from(IDS))
+            e["label"] = draw(st.sampled_from(["", "L1", "L2"]))
+        elif etype == "compaction":
+            e.update(summary="S", firstKeptEntryId=draw(st.sampled_from(IDS)), tokensBefore=1500)
+        elif etype == "branch_summary":
+            e.update(fromId="root", summary="B")
+        elif etype == "custom_message":
+            e.update(customType="c", content="x", display=True)
+        elif etype == "model_change":
+            e["model"] = "a/b"
+        out.append(e)
+    return out
+
+
+def _hidden_assistant(e: dict[str, Any], leaf: str | None) -> bool:
+    msg = e.get("message") or {}
+    if e["type"] != "message" or msg.get("role") != "assistant" or e["id"] == leaf:
+        return False
+    has_text = any(b.get("type") == "text" and b.get("text", "").strip() for b in msg["content"])
+    return not has_text and msg.get("stopReason") in (None, "stop", "toolUse")
+
+
+@settings(max_examples=200, deadline=None)
+@given(entries(), st.data())
+def test_every_visible_entry_appears_exactly_once(ents: list[dict[str, Any]], data: Any) -> None:
+    leaf = data.draw(st.sampled_from([None, "missing", *[e["id"] for e in ents]]))
+    src = EntriesTreeSource(ents, leaf_id=leaf)
+    page = build_view(src, filter="all")
+    ids = [r.id for r in page.rows]
+    assert len(ids) == len(set(ids))
+    assert set(ids) == {e["id"] for e in ents if not _hidden_assistant(e, leaf)}
+    position = {eid: i for i, eid in enumerate(ids)}
+    for r in page.rows:
+        parent = src.index.effective_parent(r.id)
+        if parent is not None and parent in position:
+            assert position[parent] < position[r.id]
+        assert len(r.prefix) == 3 * r.depth
+    assert page.total == len(ids)
+    if ids:
+        assert page.selected_index is not None and 0 <= page.selected_index < len(ids)
+    else:
+        assert page.selected_index is None
+    for mode in FILTER_MODES:
+        sub = [
+            r.id
+            for r in build_view(
+                src, filter=mode, search=data.draw(st.sampled_from([None, "", "hello", "l1 user"]))
+            ).rows
+        ]
+        assert len(sub) == len(set(sub)) and set(sub) <= set(ids) | ({leaf} if leaf else set())
+        assert sub == [i for i in ids if i in set(sub)]  # filtering keeps the order
+
+
+@settings(max_examples=200, deadline=None)
+@given(entries(unique=False), st.data())
+def test_walks_terminate_with_duplicates_and_cycles(ents: list[dict[str, Any]], data: Any) -> None:
+    leaf = data.draw(st.sampled_from([None, "missing", *[e["id"] for e in ents]]))
+    src = EntriesTreeSource(ents, leaf_id=leaf)
+    path = active_path_ids(src, leaf)
+    assert len(path) == len(set(path)) <= len(ents) + 1
+    page = build_view(src, filter="all")
+    assert len({r.id for r in page.rows}) == len(page.rows)
+    ctx = build_session_context(ents, leaf)
+    assert len(ctx.messages) <= len(ents) + 1
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(entries(), st.data())
+def test_navigation_terminates_on_loaded_files(ents: list[dict[str, Any]], data: Any) -> None:
+    if not ents:
+        return
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "0123456789abcdef",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": "/tmp",
+    }
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    try:
+        with os.fdopen(fd, "w") as f:
+            for e in [header, *ents]:
+                f.write(json.dumps(e) + "\n")
+        m = SessionManager.open(path, read_only=True)
+        target = data.draw(st.sampled_from([e["id"] for e in ents]))
+        prep = prepare_navigation(m, target)
+        assert len(prep.entries_to_summarize) <= len(ents)
+        res = navigate_tree(m, target, summarize=True, summary="s")
+        assert res.new_leaf_id == m.get_leaf_id()
+        ctx = m.build_session_context()
+        assert len(ctx.messages) <= len(ents) + 2
+        assert build_view(m).total >= 0
+    finally:
+        os.unlink(path)
