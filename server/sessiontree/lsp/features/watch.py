@@ -27,7 +27,6 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-from sessiontree_protocol import methods as m
 
 from sessiontree.core.live import ChangeKind, SyncResult
 from sessiontree.lsp.watcher import ListChanges, SessionWatcher
@@ -42,19 +41,27 @@ def _env_polling() -> bool:
 
 
 class LiveFollower:
-    """Follows the files of open sessions and the session directories of one daemon."""
+    """Follows the files of open sessions and the session directories of one daemon.
+
+    `post(fn, *args)` runs `fn` on the daemon's event loop (notifications are only ever
+    written from there); `announce` sends the notifications of one session's changes.
+    """
 
     def __init__(
         self,
         registry: Any,
-        send: Callable[[str, dict[str, Any]], None],
-        summarize: Callable[[Any, str], dict[str, Any]],
+        post: Callable[..., None],
+        announce: Callable[[Any, list[SyncResult], list[list[Any]]], None],
+        announce_list: Callable[[str | None], None],
+        summarize: Callable[[Any, str], Any],
         roots: list[str],
         *,
         force_polling: bool = False,
     ) -> None:
         self.registry = registry
-        self._send = send
+        self._post = post
+        self._announce = announce
+        self._announce_list = announce_list
         self._summarize = summarize
         self._roots = roots
         self._lock = threading.Lock()
@@ -71,47 +78,52 @@ class LiveFollower:
         for s in self.registry.sessions():
             self._follow(s)
         self.watcher.start()
-        log.info("following sessions (%s)", self.watcher.mode)
+        log.info("following session files (%s); roots: %s", self.watcher.mode, ", ".join(self._roots))
 
     def stop(self) -> None:
         """Stop watching."""
         if self._unsubscribe is not None:
             self._unsubscribe()
+            self._unsubscribe = None
         self.watcher.stop()
 
-    # -- registry events -----------------------------------------------------------------
+    # -- registry events (event loop thread) -------------------------------------------
 
     def _on_event(self, ev: Any) -> None:
-        if ev.kind == "opened":
-            self._follow(ev.session)
-        elif ev.kind == "closed":
-            self._unfollow(ev.session)
-        elif ev.kind in ("changed", "navigated", "labelled", "moved", "forked", "rekeyed"):
-            # The file may have moved (fork, moveTo): follow the session's current path.
-            self._follow(ev.session)
+        session = ev.session
+        if ev.kind == "closed":
+            self._unfollow(session)
+            return
+        # The file may have moved (fork, moveTo): follow the session's current path.
+        self._follow(session)
+        # A local write may have folded in external changes first (queued on the
+        # manager): have them announced.
+        local = ev.kind in ("changed", "labelled", "navigated") and ev.data.get("source") != "external"
+        if local and session.path is not None:
+            self.watcher.poke(session.path)
 
     def _follow(self, session: Any) -> None:
         path = session.path
         current = session.extra.get("live.path")
-        if path == current:
+        if path == current or getattr(session, "closed", False):
             return
         if current is not None:
-            self._forget(current, session)
-        if path is None or getattr(session, "closed", False):
+            self._unfollow(session)
+        if path is None:
             return
         canon = self.watcher.track_file(path)
         session.extra["live.path"] = path
         session.extra["live.canonical"] = canon
         with self._lock:
             self._followed[canon] = session
+        # A first look at once: takes the file's fingerprints close to the load.
+        self.watcher.poke(canon)
 
     def _unfollow(self, session: Any) -> None:
-        current = session.extra.pop("live.path", None)
-        if current is not None:
-            self._forget(current, session)
-
-    def _forget(self, path: str, session: Any) -> None:
-        canon = session.extra.pop("live.canonical", None) or path
+        session.extra.pop("live.path", None)
+        canon = session.extra.pop("live.canonical", None)
+        if canon is None:
+            return
         with self._lock:
             if self._followed.get(canon) is session:
                 del self._followed[canon]
@@ -126,47 +138,41 @@ class LiveFollower:
             return
         self.sync_session(session)
 
-    def sync_session(self, session: Any) -> SyncResult | None:
-        """Fold the file's changes into `session` and announce them (any thread)."""
+    def sync_session(self, session: Any) -> list[SyncResult]:
+        """Fold the file's changes into `session` and announce them (any thread but the loop's)."""
+        results, summaries = self.collect(session)
+        if results:
+            self._post(self._announce, session, results, summaries)
+        return results
+
+    def collect(self, session: Any) -> tuple[list[SyncResult], list[list[Any]]]:
+        """Changes queued by writes plus a fresh look at the file, with entry summaries."""
         with session.lock:
             if session.closed:
-                return None
+                return [], []
             manager = session.manager
-            sync = getattr(manager, "sync_with_file", None)
-            if sync is None:
-                return None
-            result: SyncResult = sync()
-            if result.kind is ChangeKind.UNCHANGED and not result.appended:
-                return result
-            summaries = []
-            for eid in result.appended:
-                try:
-                    summaries.append(self._summarize(session, eid))
-                except Exception:
-                    log.exception("summary of %s failed", eid)
-        self._announce(session, result, summaries)
-        return result
-
-    def _announce(self, session: Any, result: SyncResult, summaries: list[dict[str, Any]]) -> None:
-        handle = session.handle
-        if result.appended:
-            self._send(
-                m.SESSION_DID_CHANGE,
-                {
-                    "session": handle,
-                    "appended": summaries,
-                    "leafId": result.leaf_id,
-                    "oldLeafId": result.old_leaf_id,
-                    "source": "external",
-                },
-            )
-            for target, label in result.labels:
-                params: dict[str, Any] = {"session": handle, "targetId": target}
-                if label:
-                    params["label"] = label
-                self._send(m.SESSION_DID_CHANGE_LABEL, params)
-        if result.kind is ChangeKind.DELETED or result.kind.needs_reload:
-            self._send(m.SESSION_DID_RELOAD, {"session": handle, "reason": result.reason or str(result.kind)})
+            events = getattr(manager, "live_events", None)
+            if events is None:
+                return [], []
+            try:
+                fresh = manager.sync_with_file()
+            except Exception:
+                log.exception("following %s failed", session.path)
+                fresh = None
+            results = list(events)
+            events.clear()
+            if fresh is not None and (fresh.appended or fresh.kind is not ChangeKind.UNCHANGED):
+                results.append(fresh)
+            summaries: list[list[Any]] = []
+            for res in results:
+                row = []
+                for eid in res.appended:
+                    try:
+                        row.append(self._summarize(manager, eid))
+                    except Exception:
+                        log.exception("summary of %s failed", eid)
+                summaries.append(row)
+        return results, summaries
 
     # -- directory listings (watcher thread) -----------------------------------------------
 
@@ -175,10 +181,10 @@ class LiveFollower:
         for d, (added, removed) in changes.items():
             cwds.add(_cwd_of_dir(d, sorted(added) + sorted(removed)))
         if None in cwds or len(cwds) > 4:
-            self._send(m.SESSION_DID_CHANGE_LIST, {})
+            self._post(self._announce_list, None)
             return
         for cwd in sorted(c for c in cwds if c is not None):
-            self._send(m.SESSION_DID_CHANGE_LIST, {"cwd": cwd})
+            self._post(self._announce_list, cwd)
 
 
 def _header_cwd(path: str) -> str | None:
@@ -213,63 +219,80 @@ def _cwd_of_dir(directory: str, changed: list[str]) -> str | None:
     return None
 
 
+def announce(ls: Any, session: Any, results: list[SyncResult], summaries: list[list[Any]]) -> None:
+    """Send the notifications of folded-in changes (on the event loop)."""
+    from sessiontree.lsp import notify
+
+    if session.closed:
+        return
+    for res, rows in zip(results, summaries, strict=True):
+        if res.kind is ChangeKind.DELETED or res.kind.needs_reload:
+            notify.did_reload(ls, session, res.reason or str(res.kind))
+            continue
+        if rows:
+            notify.did_change(ls, session, rows, res.leaf_id, res.old_leaf_id, source="external")
+            for target, label in res.labels:
+                notify.did_change_label(ls, session, target, label)
+
+
+def announce_pending(ls: Any, session: Any) -> None:
+    """Announce changes that a write folded in (call before announcing the write itself)."""
+    follower: LiveFollower | None = getattr(ls, "live_follower", None)
+    if follower is None:
+        return
+    results, summaries = follower.collect(session)
+    if results:
+        announce(ls, session, results, summaries)
+
+
 def setup(server: Any) -> None:
-    """Register live following on the daemon (started once the client is initialized)."""
-    state: dict[str, LiveFollower] = {}
+    """Start live following once the client is initialized (unless `watch: false`)."""
+    from lsprotocol import types as lsp
 
-    def send(method: str, params: dict[str, Any]) -> None:
-        loop = getattr(server, "loop", None) or getattr(server.protocol, "_loop", None)
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if loop is not None and running is not loop:
-            loop.call_soon_threadsafe(server.notify, method, params)
-        else:
-            server.notify(method, params)
+    from sessiontree.lsp import mapping, notify
 
-    def summarize(session: Any, entry_id: str) -> dict[str, Any]:
-        from sessiontree.core.view import entry_summary
+    server.live_follower = None
 
-        s = entry_summary(session.manager, entry_id)
-        out: dict[str, Any] = {
-            "id": s.id,
-            "parentId": s.parent_id,
-            "type": s.type,
-            "timestamp": s.timestamp,
-            "text": s.text,
-        }
-        if s.role is not None:
-            out["role"] = s.role
-        if s.custom_type is not None:
-            out["customType"] = s.custom_type
-        if s.label:
-            out["label"] = s.label
-        return out
-
-    def start() -> None:
-        if state or not server.config.watch:
+    @server.feature(lsp.INITIALIZED)
+    def on_initialized(ls: Any, params: Any) -> None:
+        if ls.live_follower is not None or not ls.config.watch:
             return
-        roots = _sessions_roots(server)
-        follower = LiveFollower(server.registry, send, summarize, roots)
-        state["follower"] = follower
+        loop = asyncio.get_running_loop()
+
+        def post(fn: Callable[..., None], *args: Any) -> None:
+            def run() -> None:
+                try:
+                    fn(*args)
+                except Exception:
+                    log.exception("announcing a live change failed")
+
+            loop.call_soon_threadsafe(run)
+
+        follower = LiveFollower(
+            ls.registry,
+            post,
+            lambda session, results, summaries: announce(ls, session, results, summaries),
+            lambda cwd: notify.did_change_list(ls, cwd),
+            mapping.summary,
+            _sessions_roots(ls),
+        )
+        ls.live_follower = follower
         follower.start()
 
-    def stop() -> None:
-        follower = state.pop("follower", None)
+    @server.feature(lsp.SHUTDOWN)
+    def on_shutdown(ls: Any, params: Any) -> None:
+        follower = ls.live_follower
+        ls.live_follower = None
         if follower is not None:
             follower.stop()
-
-    server.live_start = start
-    server.live_stop = stop
-    server.live_state = state
 
 
 def _sessions_roots(server: Any) -> list[str]:
     from sessiontree.core import paths
 
-    agent = server.config.agent_dir or paths.get_agent_dir()
     try:
+        agent = server.config.agent_dir or paths.get_agent_dir()
         return [str(paths.sessions_root(agent))]
-    except TypeError:
-        return [str(paths.sessions_root())]
+    except Exception:
+        log.exception("no sessions root to watch")
+        return []
