@@ -104,6 +104,11 @@ def from_core(exc: BaseException) -> JsonRpcException | None:
         return AccessDenied(str(exc), {"path": exc.path})
     if isinstance(exc, core_errors.ConflictError):
         return Conflict(str(exc), {"path": exc.path})
+    if type(exc).__name__ == "SummaryUnavailableError":
+        return SummaryUnavailable(str(exc) or "summary unavailable")
+    if isinstance(exc, ValueError):
+        # core refusals of a bad argument (e.g. "Invalid entry ID for branching")
+        return InvalidParams(str(exc), {"reason": str(exc)})
     if isinstance(exc, core_errors.BlobError):
         return InternalError(str(exc), {"path": exc.path, "blob": exc.blob_hash})
     return None

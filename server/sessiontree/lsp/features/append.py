@@ -11,6 +11,7 @@ from sessiontree_protocol import types as t
 from sessiontree.core.errors import ConflictError
 from sessiontree.lsp import errors, mapping, notify
 from sessiontree.lsp.features._common import remember_leaf
+from sessiontree.lsp.features.watch import announce_pending
 from sessiontree.lsp.server import SessionTreeServer, request
 
 _MISSING = object()
@@ -115,6 +116,8 @@ def setup(server: SessionTreeServer) -> None:
 
         def work() -> tuple[str, str | None, t.EntrySummary]:
             manager = session.manager
+            # External appends first, so expectedLeafId is checked against the file's state.
+            manager.sync_before_write()
             old = manager.get_leaf_id()
             if p.expected_leaf_id is not t.ABSENT and p.expected_leaf_id != old:
                 raise ConflictError(
@@ -131,5 +134,6 @@ def setup(server: SessionTreeServer) -> None:
             raise errors.Conflict(
                 str(exc), {"path": session.path, "leafId": session.manager.get_leaf_id()}
             ) from exc
+        announce_pending(ls, session)  # external entries folded in first are announced first
         notify.did_change(ls, session, [summ], eid, old)
         return t.AppendResult(id=eid, leaf_id=eid)

@@ -169,7 +169,6 @@ def setup(server: SessionTreeServer) -> None:
                 summarize=p.summarize,
                 summary=summary,
                 summary_details=p.summary_details,
-                custom_instructions=p.custom_instructions,
             )
             summary_entry = _get(res, "summary_entry")
             sid = summary_entry.get("id") if isinstance(summary_entry, dict) else summary_entry
