@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import itertools
 import os
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,7 @@ def test_append_key_orders_match_the_reference(tmp_path: Path) -> None:
     assert keys[16] == [*base, "selectedToolNames"]
     assert keys[17] == [*base, "fromId", "summary", "details", "fromExtension"]
     # each append chains from the previous leaf
-    for prev, cur in zip(out[1:-2], out[2:-1], strict=True):
+    for prev, cur in itertools.pairwise(out):
         assert cur["parentId"] == prev["id"]
     assert out[-1]["parentId"] == first and out[-1]["fromId"] == first
     assert m.get_leaf_id() == out[-1]["id"]
