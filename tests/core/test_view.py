@@ -440,3 +440,19 @@ def test_cache_follows_appends() -> None:
     assert page.total == 2 and page.leaf_id == "2"
     src.append(ent("l", "2", "label", targetId="1", label="x"))
     assert build_view(src, filter="labeled-only").total == 1
+
+
+def test_manager_view_follows_appends_and_new_sessions() -> None:
+    from sessiontree.core.manager import SessionManager
+
+    m = SessionManager.in_memory("/tmp")
+    u = m.append_message({"role": "user", "content": "one", "timestamp": 1})
+    assert [r.text for r in build_view(m).rows] == ["user: one"]
+    m.append_label_change(u, "L")
+    assert [r.line() for r in build_view(m, filter="labeled-only").rows] == ["• [L] user: one"]
+    m.append_message({"role": "user", "content": "two", "timestamp": 2})
+    assert build_view(m).total == 2
+    m.new_session()
+    assert build_view(m).total == 0
+    m.append_message({"role": "user", "content": "three", "timestamp": 3})
+    assert [r.text for r in build_view(m).rows] == ["user: three"]

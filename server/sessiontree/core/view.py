@@ -475,6 +475,8 @@ class ManagerTreeSource(_SourceBase):
 
     def __init__(self, manager: Any) -> None:
         self.manager = manager
+        self._index_seen: Any = None
+        self._generation = 0
 
     @property
     def labels(self) -> Mapping[str, str]:
@@ -494,11 +496,16 @@ class ManagerTreeSource(_SourceBase):
 
     def version(self) -> Hashable:
         index = self.manager.index
+        if index is not self._index_seen:
+            # A rebuilt index (new session, branched session, reload) is a new tree; holding
+            # the old object until here keeps its id from being reused by the new one.
+            self._index_seen = index
+            self._generation += 1
         v = getattr(index, "version", None)
         if callable(v):
             v = v()
-        # The index object itself is part of the key: a rebuilt index is a new tree.
-        return (id(index), v, len(index), len(index.labels))
+        # Labels and entries only change by appending, which changes the length.
+        return (self._generation, v, len(index), len(index.labels))
 
 
 class EntriesTreeSource(_SourceBase):
