@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 
 def say(*words: str) -> None:
@@ -59,6 +60,7 @@ def main() -> None:
         sm = SessionManager.open(path)
         say("opened")
         sm.close()
+        time.sleep(60)
     elif mode == "setname":
         sm = SessionManager.open(path)
         i = 0

@@ -19,6 +19,7 @@ file is written atomically (temp file, fsync, rename, fsync of the directory).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -243,7 +244,8 @@ def check_bytes(
     report.torn_tail = bool(parsed.torn_tail)
     for d in parsed.dropped:
         if d.reason == "torn":
-            swallowed = data.count(b"\n", d.offset, d.offset + d.length)
+            rest = data[d.offset : d.offset + d.length].split(b"\n")[1:]
+            swallowed = sum(1 for ln in rest if ln.strip())
             extra = f" and the {swallowed} line(s) after it" if swallowed else ""
             msg = f"an incomplete value ({d.length} bytes); the loader drops it{extra}"
             problems.append(Problem("torn-tail", msg, d.line))
@@ -614,17 +616,20 @@ def repair_file(
 
             storage = FileSessionStorage()
         q = quarantine_name(p)
+        lock = getattr(storage, "lock", None)
         try:
-            storage.write_atomic(q, data)
-            # The file must not have changed since it was read: compare before replacing.
-            if read_regular_file(p) != data:
-                raise DoctorError(p, "the file changed while it was being repaired; nothing was replaced")
-            storage.write_atomic(p, new)
+            # Under the writers' advisory lock, so that a daemon or agent appending at the
+            # same moment is not overwritten; the file must still be what was read.
+            with lock(p) if lock is not None else contextlib.nullcontext():
+                if read_regular_file(p) != data:
+                    raise DoctorError(p, "the file changed while it was being repaired; nothing was replaced")
+                storage.write_atomic(q, data)
+                storage.write_atomic(p, new)
         except OSError as exc:
             raise DoctorError(p, f"write failed: {exc}") from exc
         except DoctorError:
             raise
-        except Exception as exc:  # PersistError and friends from the storage layer
+        except Exception as exc:  # PersistError, LockTimeoutError from the storage layer
             raise DoctorError(p, f"write failed: {exc}") from exc
         result.changes = changes
         result.quarantined_copy = q
