@@ -193,23 +193,17 @@ function M.branch(state)
       if err then
         return notify_err(err, "branchToNewSession")
       end
-      local target = result.session
-      local function shown(open_result)
-        local s = view().show(open_result)
-        s.editor_text = result.selectedText
-        if result.selectedText and result.selectedText ~= "" then
-          vim.notify("sessiontree: new session; editor text: " .. result.selectedText, vim.log.levels.INFO)
-        end
-      end
-      if result.path then
-        client().request(client().methods.open, { path = result.path }, function(e2, opened)
-          if e2 then
-            return notify_err(e2, "open")
-          end
-          shown(opened)
-        end)
-      elseif target then
-        shown({ session = target, header = {} })
+      -- The daemon may keep the same handle (its manager now points at the new file) or
+      -- hand out a new one; show() handles both. The new file may not exist yet (the agent
+      -- writes it with the first assistant message), so it is not opened by path.
+      local s = view().show({
+        session = result.session or state.session,
+        path = result.path ~= vim.NIL and result.path or nil,
+        header = {},
+      })
+      s.editor_text = result.selectedText
+      if result.selectedText and result.selectedText ~= "" then
+        vim.notify("sessiontree: new session; editor text: " .. result.selectedText, vim.log.levels.INFO)
       end
     end
   )

@@ -293,13 +293,22 @@ describe("sidebar", function()
   it("branches to a new session from a user message with b", function()
     vim.api.nvim_set_current_win(st.win)
     H.put_cursor_on(st, "u0000002")
-    local old = st.session
+    local renders = st.renders
     H.feed("b")
     H.wait(function()
-      return st.session ~= old and st.renders > 0 and not st.loading
+      return st.path ~= path and st.renders > renders and not st.loading
     end, "new session shown")
-    assert.is_true(#H.lines(st) >= 1)
     assert.are.equal("Now write tests for it", st.editor_text)
+    local lines = H.lines(st)
+    assert.are.same(H.daemon_lines(st, "default"), lines)
+    -- the new session holds the path up to the message's parent
+    assert.are.equal("• assistant: The flag is added.", lines[#lines])
+    assert.is_nil(table.concat(lines, "\n"):find("README", 1, true))
+    -- the original file is untouched
+    assert.are.equal(
+      table.concat(vim.fn.readfile(H.fixtures .. "/branched.jsonl", "b"), "\n"),
+      table.concat(vim.fn.readfile(path, "b"), "\n")
+    )
   end)
 
   it("shows the keymaps with g? and closes with q", function()
