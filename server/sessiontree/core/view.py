@@ -684,13 +684,16 @@ def _prefix(flat: _Flat, i: int) -> str:
     if disp == 0:
         return ""
     has_conn = flat.show_connector[i] and not flat.virtual_root[i]
-    gut = flat.gutters[i]
+    shows: dict[int, bool] = {}
+    for pos, show in flat.gutters[i]:
+        shows.setdefault(pos, show)  # the first gutter at a position wins (Array.find)
     cells = []
+    last_level = disp - 1
     for level in range(disp):
-        g = next((show for pos, show in gut if pos == level), None)
+        g = shows.get(level)
         if g is not None:
             cells.append("│  " if g else "   ")
-        elif has_conn and level == disp - 1:
+        elif has_conn and level == last_level:
             cells.append("└─ " if flat.is_last[i] else "├─ ")
         else:
             cells.append("   ")
