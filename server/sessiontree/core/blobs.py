@@ -1,0 +1,101 @@
+"""The content-addressed blob store: ``<agentDir>/blobs/<sha256 hex>`` (no extension).
+
+Blobs hold externalized images (reference-behavior.md §1, §8, §9). A reference in an entry
+is ``blob:sha256:<64 lowercase hex>``; nothing else is ever turned into a path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .errors import BlobError
+
+if TYPE_CHECKING:
+    from .storage import SessionStorage
+
+__all__ = ["BLOB_REF_PREFIX", "BlobPut", "BlobStore", "is_blob_hash", "make_blob_ref", "parse_blob_ref"]
+
+BLOB_REF_PREFIX = "blob:sha256:"
+_HASH = re.compile(r"[0-9a-f]{64}")
+
+
+def is_blob_hash(value: object) -> bool:
+    """True for exactly 64 lowercase hex characters."""
+    return isinstance(value, str) and _HASH.fullmatch(value) is not None
+
+
+def parse_blob_ref(value: object) -> str | None:
+    """The hash of a ``blob:sha256:<64 lowercase hex>`` reference, or ``None``."""
+    if not isinstance(value, str) or len(value) != len(BLOB_REF_PREFIX) + 64:
+        return None
+    if not value.startswith(BLOB_REF_PREFIX):
+        return None
+    digest = value[len(BLOB_REF_PREFIX) :]
+    return digest if _HASH.fullmatch(digest) else None
+
+
+def make_blob_ref(digest: str) -> str:
+    """``blob:sha256:<digest>``."""
+    return BLOB_REF_PREFIX + digest
+
+
+@dataclass(frozen=True, slots=True)
+class BlobPut:
+    """The result of :meth:`BlobStore.put`: the hash, the blob's path and its reference."""
+
+    hash: str
+    path: str
+    ref: str
+
+
+class BlobStore:
+    """A content-addressed store of byte blobs in one directory.
+
+    Writes are atomic (temp file, fsync, rename); putting the same content again rewrites
+    the same file. Reads verify the content against its hash.
+    """
+
+    def __init__(self, directory: str, storage: SessionStorage | None = None) -> None:
+        if storage is None:
+            from .storage import FileSessionStorage
+
+            storage = FileSessionStorage()
+        self.dir = os.path.abspath(directory) if storage.is_real_fs else directory
+        self.storage = storage
+
+    def path_for(self, digest: str) -> str:
+        """The path of the blob ``digest``; raises :class:`BlobError` for an invalid hash."""
+        if not is_blob_hash(digest):
+            raise BlobError(f"Invalid blob hash {digest!r}", blob_hash=str(digest))
+        return os.path.join(self.dir, digest)
+
+    def put(self, data: bytes) -> BlobPut:
+        """Store ``data``; returns its hash, path and ``blob:sha256:`` reference."""
+        digest = hashlib.sha256(data).hexdigest()
+        path = self.path_for(digest)
+        self.storage.ensure_dir(self.dir)
+        self.storage.write_atomic(path, bytes(data))
+        return BlobPut(digest, path, make_blob_ref(digest))
+
+    def get(self, digest: str) -> bytes | None:
+        """The bytes of blob ``digest``, or ``None`` when it does not exist.
+
+        Raises :class:`BlobError` when the hash is malformed or the stored content does not
+        match it (a corrupted blob is never returned as if it were valid).
+        """
+        path = self.path_for(digest)
+        try:
+            data = self.storage.read_bytes(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise BlobError(f"Blob {digest} is corrupted (content does not match its hash)", digest, path)
+        return data
+
+    def has(self, digest: str) -> bool:
+        """True when the blob file exists (its content is not verified)."""
+        return self.storage.exists(self.path_for(digest))

@@ -1,0 +1,370 @@
+"""Where sessions live: the agent dir, the sessions root, per-cwd directory names, the blob
+dir and terminal breadcrumbs (reference-behavior.md §1).
+
+Everything that depends on the machine (environment variables, the home and temp dirs,
+the terminal) comes from a :class:`PathEnv`, which tests build by hand; the default is
+:func:`current_env`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+__all__ = [
+    "AGENT_DIR_ENV",
+    "PathEnv",
+    "agent_dir_of",
+    "blobs_dir",
+    "breadcrumb_path",
+    "current_env",
+    "encode_cwd",
+    "encode_cwd_legacy",
+    "get_agent_dir",
+    "get_data_dir",
+    "get_default_session_dir",
+    "get_sessions_root",
+    "get_state_dir",
+    "get_terminal_id",
+    "migrate_legacy_session_dirs",
+    "read_breadcrumb",
+    "sessions_root",
+    "terminal_sessions_dir",
+    "write_breadcrumb",
+]
+
+AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
+_APP = "xcsh"
+
+
+def _node_tmpdir(env: Mapping[str, str]) -> str:
+    # Node's os.tmpdir(): TMPDIR, TMP, TEMP, else /tmp; a trailing slash is removed.
+    for name in ("TMPDIR", "TMP", "TEMP"):
+        value = env.get(name)
+        if value:
+            return value.rstrip("/") or "/"
+    return "/tmp"
+
+
+def _stdin_tty() -> str | None:
+    try:
+        if os.isatty(0):
+            return os.ttyname(0)
+    except OSError:
+        pass
+    return None
+
+
+@dataclass(frozen=True)
+class PathEnv:
+    """The machine facts the path rules depend on (injectable for tests).
+
+    ``env`` is the environment, ``home`` the home dir, ``tmp`` the OS temp dir,
+    ``platform`` a ``sys.platform`` value and ``tty`` the device path of stdin when it is a
+    terminal (``/dev/pts/3``) or ``None``.
+    """
+
+    env: Mapping[str, str] = field(default_factory=dict)
+    home: str = "/nonexistent-home"
+    tmp: str = "/tmp"
+    platform: str = "linux"
+    tty: str | None = None
+
+
+def current_env() -> PathEnv:
+    """The real environment of this process."""
+    env = dict(os.environ)
+    return PathEnv(
+        env=env,
+        home=env.get("HOME") or os.path.expanduser("~"),
+        tmp=_node_tmpdir(env),
+        platform=sys.platform,
+        tty=_stdin_tty(),
+    )
+
+
+def _penv(penv: PathEnv | None) -> PathEnv:
+    return penv if penv is not None else current_env()
+
+
+# --------------------------------------------------------------------------- dirs
+
+
+def get_agent_dir(penv: PathEnv | None = None) -> str:
+    """``$PI_CODING_AGENT_DIR`` made absolute, else ``~/.xcsh/agent``."""
+    p = _penv(penv)
+    override = p.env.get(AGENT_DIR_ENV)
+    if override:
+        return os.path.abspath(override)
+    return os.path.join(p.home, f".{_APP}", "agent")
+
+
+def _xdg_dir(p: PathEnv, variable: str) -> str | None:
+    """``$<variable>/xcsh`` when it applies: default agent dir, Linux/macOS, dir exists."""
+    if p.env.get(AGENT_DIR_ENV) or not (p.platform.startswith("linux") or p.platform == "darwin"):
+        return None
+    base = p.env.get(variable)
+    if not base:
+        return None
+    candidate = os.path.join(base, _APP)
+    return candidate if os.path.isdir(candidate) else None
+
+
+def get_data_dir(agent_dir: str | None = None, penv: PathEnv | None = None) -> str:
+    """Where sessions and blobs live: ``agent_dir`` when given, else ``$XDG_DATA_HOME/xcsh``
+    when it exists (default agent dir only), else the agent dir."""
+    if agent_dir is not None:
+        return os.path.abspath(agent_dir)
+    p = _penv(penv)
+    return _xdg_dir(p, "XDG_DATA_HOME") or get_agent_dir(p)
+
+
+def get_state_dir(agent_dir: str | None = None, penv: PathEnv | None = None) -> str:
+    """Where terminal breadcrumbs live: like :func:`get_data_dir` with ``$XDG_STATE_HOME``."""
+    if agent_dir is not None:
+        return os.path.abspath(agent_dir)
+    p = _penv(penv)
+    return _xdg_dir(p, "XDG_STATE_HOME") or get_agent_dir(p)
+
+
+def agent_dir_of(agent_dir: str | None = None, penv: PathEnv | None = None) -> str:
+    """The agent dir in effect (``agent_dir`` made absolute, else :func:`get_agent_dir`)."""
+    return os.path.abspath(agent_dir) if agent_dir is not None else get_agent_dir(penv)
+
+
+def sessions_root(agent_dir: str | None = None, penv: PathEnv | None = None) -> str:
+    """``<data dir>/sessions``."""
+    return os.path.join(get_data_dir(agent_dir, penv), "sessions")
+
+
+get_sessions_root = sessions_root
+
+
+def blobs_dir(agent_dir: str | None = None, penv: PathEnv | None = None) -> str:
+    """``<data dir>/blobs`` (the global content-addressed blob store)."""
+    return os.path.join(get_data_dir(agent_dir, penv), "blobs")
+
+
+def terminal_sessions_dir(agent_dir: str | None = None, penv: PathEnv | None = None) -> str:
+    """``<state dir>/terminal-sessions``."""
+    return os.path.join(get_state_dir(agent_dir, penv), "terminal-sessions")
+
+
+# --------------------------------------------------------------------------- cwd encoding
+
+
+def _canonical(path: str) -> str:
+    """realpath (symlinks resolved), falling back to an absolute normalized path."""
+    try:
+        return os.path.realpath(path, strict=False)
+    except (OSError, ValueError):
+        return os.path.abspath(path)
+
+
+def _within(path: str, base: str) -> str | None:
+    """``path`` relative to ``base`` if it is ``base`` or inside it, else ``None``."""
+    if path == base:
+        return ""
+    prefix = base if base.endswith("/") else base + "/"
+    if path.startswith(prefix):
+        return path[len(prefix) :]
+    return None
+
+
+def _dashes(text: str) -> str:
+    return text.replace("/", "-").replace("\\", "-").replace(":", "-")
+
+
+def _legacy_name(absolute: str) -> str:
+    return "--" + _dashes(absolute.lstrip("/\\")) + "--"
+
+
+def encode_cwd(cwd: str, home: str | None = None, tmp: str | None = None, penv: PathEnv | None = None) -> str:
+    """The per-cwd directory name, computed on canonical (realpath) paths.
+
+    Inside home: ``-`` + relative path with ``/ \\ :`` → ``-`` (home itself: ``-``); inside
+    the temp dir: ``-tmp-<relative>`` (the temp dir itself: ``-tmp``); otherwise the legacy
+    form ``--<absolute path without the leading slash>--``.
+    """
+    if home is None or tmp is None:
+        p = _penv(penv)
+        home = p.home if home is None else home
+        tmp = p.tmp if tmp is None else tmp
+    path = _canonical(cwd)
+    rel = _within(path, _canonical(home)) if home else None
+    if rel is not None:
+        return "-" + _dashes(rel) if rel else "-"
+    rel = _within(path, _canonical(tmp)) if tmp else None
+    if rel is not None:
+        return "-tmp-" + _dashes(rel) if rel else "-tmp"
+    return _legacy_name(path)
+
+
+def encode_cwd_legacy(cwd: str) -> str:
+    """The legacy directory name ``--<absolute path>--`` of ``cwd`` (canonical path)."""
+    return _legacy_name(_canonical(cwd))
+
+
+def _move_dir(src: str, dst: str) -> None:
+    """Move a session directory (reference semantics, but never deletes a file it could not move).
+
+    Target is a directory: move over each entry missing there, then remove the old dir if it
+    is empty. Target is something else: delete it, then rename. Otherwise rename.
+    """
+    if os.path.isdir(dst) and not os.path.islink(dst):
+        for name in os.listdir(src):
+            target = os.path.join(dst, name)
+            if not os.path.lexists(target):
+                os.rename(os.path.join(src, name), target)
+        with contextlib.suppress(OSError):
+            os.rmdir(src)
+        return
+    if os.path.lexists(dst):
+        os.unlink(dst)
+    os.rename(src, dst)
+
+
+_migrated_roots: set[str] = set()
+_migration_lock = threading.Lock()
+
+
+def migrate_legacy_session_dirs(root: str, home: str) -> None:
+    """Rename ``--<home>--`` / ``--<home>-<rest>--`` directories to ``-`` / ``-<rest>``.
+
+    Best effort: every error is ignored. Runs on every call; :func:`get_default_session_dir`
+    calls it once per sessions root per process.
+    """
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    home_encodings = {_dashes(h.lstrip("/\\")) for h in {home, _canonical(home)} if h}
+    for name in names:
+        for enc in home_encodings:
+            exact = f"--{enc}--"
+            prefix = f"--{enc}-"
+            if name == exact:
+                new_name = "-"
+            elif name.startswith(prefix) and name.endswith("--") and len(name) > len(prefix) + 2:
+                new_name = "-" + name[len(prefix) : -2]
+            else:
+                continue
+            src = os.path.join(root, name)
+            try:
+                if os.path.isdir(src) and not os.path.islink(src):
+                    _move_dir(src, os.path.join(root, new_name))
+            except OSError:
+                pass
+            break
+
+
+def get_default_session_dir(cwd: str, agent_dir: str | None = None, penv: PathEnv | None = None) -> str:
+    """``<sessions root>/<encode_cwd(cwd)>``, created if missing.
+
+    The first call for a sessions root in this process migrates legacy ``--<home>...--``
+    directories; every call moves a legacy ``--<abs cwd>--`` directory of this cwd into the
+    new name (best effort, errors ignored).
+    """
+    p = _penv(penv)
+    root = sessions_root(agent_dir, p)
+    key = os.path.abspath(root)
+    with _migration_lock:
+        first = key not in _migrated_roots
+        _migrated_roots.add(key)
+    if first:
+        migrate_legacy_session_dirs(root, p.home)
+    name = encode_cwd(cwd, p.home, p.tmp)
+    directory = os.path.join(root, name)
+    if not name.startswith("--"):
+        for legacy in {_legacy_name(_canonical(cwd)), _legacy_name(os.path.abspath(cwd))}:
+            legacy_dir = os.path.join(root, legacy)
+            try:
+                if os.path.isdir(legacy_dir) and not os.path.islink(legacy_dir):
+                    _move_dir(legacy_dir, directory)
+            except OSError:
+                pass
+    os.makedirs(directory, exist_ok=True)
+    return directory
+
+
+# --------------------------------------------------------------------------- breadcrumbs
+
+
+def get_terminal_id(penv: PathEnv | None = None) -> str | None:
+    """The terminal's id: the stdin tty (``pts-3``), else ``kitty-``/``tmux-``/``apple-``/``wt-``
+    + the first of ``KITTY_WINDOW_ID``, ``TMUX_PANE``, ``TERM_SESSION_ID``, ``WT_SESSION``.
+
+    Path separators in the id become ``-`` so that it is always a plain file name.
+    """
+    p = _penv(penv)
+    terminal: str | None = None
+    if p.tty:
+        tty = p.tty[len("/dev/") :] if p.tty.startswith("/dev/") else p.tty
+        terminal = tty.replace("/", "-")
+    else:
+        for prefix, variable in (
+            ("kitty", "KITTY_WINDOW_ID"),
+            ("tmux", "TMUX_PANE"),
+            ("apple", "TERM_SESSION_ID"),
+            ("wt", "WT_SESSION"),
+        ):
+            value = p.env.get(variable)
+            if value:
+                terminal = f"{prefix}-{value}"
+                break
+    if not terminal:
+        return None
+    terminal = terminal.replace("/", "-").replace("\\", "-").replace("\0", "")
+    return terminal if terminal not in ("", ".", "..") else None
+
+
+def breadcrumb_path(agent_dir: str | None = None, penv: PathEnv | None = None) -> str | None:
+    """``<state dir>/terminal-sessions/<terminal id>``, or ``None`` without a terminal."""
+    p = _penv(penv)
+    terminal = get_terminal_id(p)
+    if terminal is None:
+        return None
+    return os.path.join(terminal_sessions_dir(agent_dir, p), terminal)
+
+
+def write_breadcrumb(
+    cwd: str, session_file: str, agent_dir: str | None = None, penv: PathEnv | None = None
+) -> None:
+    """Record ``<cwd>\\n<session file>\\n`` for this terminal. Fire and forget: never raises."""
+    try:
+        path = breadcrumb_path(agent_dir, penv)
+        if path is None:
+            return
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(f"{cwd}\n{os.path.abspath(session_file)}\n")
+        os.replace(tmp, path)
+    except Exception:
+        pass
+
+
+def read_breadcrumb(cwd: str, agent_dir: str | None = None, penv: PathEnv | None = None) -> str | None:
+    """The session file this terminal last used in ``cwd``, or ``None``.
+
+    ``None`` when there is no terminal, no breadcrumb, the breadcrumb's cwd does not
+    resolve to ``cwd``, or the file it names does not exist. Never raises.
+    """
+    try:
+        path = breadcrumb_path(agent_dir, penv)
+        if path is None:
+            return None
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().split("\n")
+        if len(lines) < 2 or not lines[1]:
+            return None
+        if os.path.abspath(lines[0]) != os.path.abspath(cwd):
+            return None
+        session_file = lines[1]
+        return session_file if os.path.isfile(session_file) else None
+    except Exception:
+        return None

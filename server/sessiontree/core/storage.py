@@ -1,0 +1,804 @@
+"""Storage backends for session files: the real file system and an in-memory one.
+
+Both implement :class:`SessionStorage` and pass the same contract test suite
+(``tests/core/test_storage_contract.py``). The file implementation is careful about
+crashes and other writers:
+
+* ``write_atomic`` writes ``.<basename>.<snowflake>.tmp`` in the same directory, fsyncs it,
+  renames it over the target and then fsyncs the directory (DIVERGENCES 6); on any error
+  the temp file is removed and the error re-raised, so the target is never half-written.
+* ``append`` and writers add whole lines with ``O_APPEND`` writes (looping on short writes);
+  when the file's last byte is not a newline (another writer's torn line) the new data
+  starts on a new line instead of being glued onto it (DIVERGENCES 2).
+* ``lock`` takes an advisory ``flock`` on a sidecar ``.<basename>.lock`` file.
+
+:class:`FaultInjectingStorage` wraps any storage and makes chosen operations fail, so
+that error handling (the manager's latched persist error) can be tested on real files.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import shutil
+import stat as stat_module
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from .errors import LockTimeoutError
+from .ids import IdSource
+
+__all__ = [
+    "Fault",
+    "FaultInjectingStorage",
+    "FileSessionStorage",
+    "FileStat",
+    "MemorySessionStorage",
+    "SessionStorage",
+    "SessionStorageWriter",
+    "lock_file_path",
+]
+
+_DEFAULT_LOCK_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    """What :meth:`SessionStorage.stat` reports: size in bytes, mtime, the kind, and the
+    identity of the file (``inode``/``dev``; an atomic rewrite gives a new inode)."""
+
+    size: int
+    mtime: float
+    mtime_ns: int
+    is_file: bool
+    is_dir: bool
+    inode: int = 0
+    dev: int = 0
+
+
+@runtime_checkable
+class SessionStorageWriter(Protocol):
+    """A long-lived append writer on one file.
+
+    The first error is latched: :meth:`get_error` returns it and later writes raise it
+    again. :meth:`close` never raises the latched error.
+    """
+
+    path: str
+
+    def write_line(self, data: bytes) -> None:
+        """Append one line (a trailing newline is added when ``data`` has none)."""
+        ...
+
+    def flush(self) -> None:
+        """Push buffered data to the OS (writes are unbuffered; this re-raises a latched error)."""
+        ...
+
+    def fsync(self) -> None:
+        """Make the written data durable."""
+        ...
+
+    def close(self) -> None:
+        """Release the file; further writes raise ``ValueError``."""
+        ...
+
+    def get_error(self) -> BaseException | None:
+        """The first error this writer met, or ``None``."""
+        ...
+
+
+@runtime_checkable
+class SessionStorage(Protocol):
+    """The file operations the session store needs (paths are plain strings)."""
+
+    #: True when paths are real file system paths (so they may be resolved and shown).
+    is_real_fs: bool
+
+    def ensure_dir(self, path: str) -> None:
+        """Create ``path`` and its parents if missing (``mkdir -p``)."""
+        ...
+
+    def exists(self, path: str) -> bool:
+        """True when a file or directory exists at ``path``."""
+        ...
+
+    def stat(self, path: str) -> FileStat:
+        """Size and mtime of ``path``; raises ``FileNotFoundError`` when missing."""
+        ...
+
+    def read_bytes(self, path: str) -> bytes:
+        """The whole file; raises ``FileNotFoundError`` when missing."""
+        ...
+
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes at ``offset`` (shorter at the end of the file)."""
+        ...
+
+    def read_prefix(self, path: str, n: int) -> bytes:
+        """The first ``n`` bytes (or the whole file if shorter)."""
+        ...
+
+    def list_files(self, directory: str, recursive: bool = False) -> list[str]:
+        """Sorted paths of the regular files in ``directory`` (``[]`` when it is missing)."""
+        ...
+
+    def write_atomic(self, path: str, data: bytes) -> None:
+        """Replace the file's content with ``data`` atomically (all or nothing); missing
+        parent directories are created."""
+        ...
+
+    def append(self, path: str, data: bytes) -> None:
+        """Append whole lines, creating the file (and its parent dirs) if needed; never glues
+        onto a torn line."""
+        ...
+
+    def open_writer(self, path: str) -> SessionStorageWriter:
+        """A long-lived append writer (the file is created on the first write)."""
+        ...
+
+    def rename(self, src: str, dst: str) -> None:
+        """Rename a file or directory (replacing a file at ``dst``)."""
+        ...
+
+    def unlink(self, path: str, missing_ok: bool = False) -> None:
+        """Delete a file."""
+        ...
+
+    def remove_tree(self, path: str) -> None:
+        """Delete a directory and everything in it; a missing path is fine."""
+        ...
+
+    def lock(
+        self, path: str, timeout: float = _DEFAULT_LOCK_TIMEOUT, shared: bool = False
+    ) -> AbstractContextManager[None]:
+        """An advisory lock for ``path`` (context manager); raises ``LockTimeoutError``."""
+        ...
+
+
+def _whole_lines(data: bytes) -> bytes:
+    data = bytes(data)
+    if data and not data.endswith(b"\n"):
+        data += b"\n"
+    return data
+
+
+def lock_file_path(path: str) -> str:
+    """The sidecar lock file of ``path``: ``.<basename>.lock`` beside it (never ``*.jsonl``)."""
+    directory, base = os.path.split(path)
+    return os.path.join(directory, f".{base}.lock")
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.EIO, "write returned 0 bytes")
+        view = view[written:]
+
+
+def _ends_torn(fd: int) -> bool:
+    """True when the file is non-empty and its last byte is not a newline."""
+    size = os.fstat(fd).st_size
+    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+
+def _open_append(path: str) -> int:
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    # O_RDWR (not O_WRONLY) so the last byte can be checked with pread.
+    return os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+
+
+def _fsync_dir(directory: str) -> None:
+    try:
+        fd = os.open(directory or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        # Some file systems cannot fsync a directory; the rename itself has happened.
+        pass
+    finally:
+        os.close(fd)
+
+
+class FileSessionWriter:
+    """:class:`SessionStorageWriter` on a real file (``O_APPEND``, unbuffered)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._error: BaseException | None = None
+        self._closed = False
+
+    def _latch(self, exc: BaseException) -> None:
+        if self._error is None:
+            self._error = exc
+
+    def write_line(self, data: bytes) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            raise ValueError(f"writer for {self.path} is closed")
+        try:
+            if self._fd is None:
+                self._fd = _open_append(self.path)
+            payload = _whole_lines(data)
+            if _ends_torn(self._fd):
+                payload = b"\n" + payload
+            _write_all(self._fd, payload)
+        except Exception as exc:
+            self._latch(exc)
+            raise
+
+    def flush(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def fsync(self) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._fd is None:
+            return
+        try:
+            os.fsync(self._fd)
+        except Exception as exc:
+            self._latch(exc)
+            raise
+
+    def close(self) -> None:
+        self._closed = True
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def get_error(self) -> BaseException | None:
+        return self._error
+
+
+class FileSessionStorage:
+    """:class:`SessionStorage` on the real file system."""
+
+    is_real_fs = True
+
+    def __init__(self, ids: IdSource | None = None) -> None:
+        self.ids = ids if ids is not None else IdSource()
+
+    def ensure_dir(self, path: str) -> None:
+        os.makedirs(path, exist_ok=True)
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def stat(self, path: str) -> FileStat:
+        st = os.stat(path)
+        return FileStat(
+            size=st.st_size,
+            mtime=st.st_mtime,
+            mtime_ns=st.st_mtime_ns,
+            is_file=stat_module.S_ISREG(st.st_mode),
+            is_dir=stat_module.S_ISDIR(st.st_mode),
+            inode=st.st_ino,
+            dev=st.st_dev,
+        )
+
+    def read_bytes(self, path: str) -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
+
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        if offset < 0 or length < 0:
+            raise ValueError("offset and length must not be negative")
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            chunks: list[bytes] = []
+            remaining = length
+            pos = offset
+            while remaining > 0:
+                chunk = os.pread(fd, remaining, pos)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                remaining -= len(chunk)
+                pos += len(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    def read_prefix(self, path: str, n: int) -> bytes:
+        return self.read_range(path, 0, n)
+
+    def list_files(self, directory: str, recursive: bool = False) -> list[str]:
+        found: list[str] = []
+        if recursive:
+            for root, _dirs, files in os.walk(directory):
+                found.extend(os.path.join(root, name) for name in files)
+            return sorted(p for p in found if os.path.isfile(p))
+        try:
+            with os.scandir(directory) as it:
+                for item in it:
+                    try:
+                        if item.is_file():
+                            found.append(item.path)
+                    except OSError:
+                        continue
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(found)
+
+    def write_atomic(self, path: str, data: bytes) -> None:
+        directory, base = os.path.split(path)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        tmp = os.path.join(directory, f".{base}.{self.ids.snowflake()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        try:
+            try:
+                _write_all(fd, bytes(data))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        _fsync_dir(directory)
+
+    def append(self, path: str, data: bytes) -> None:
+        payload = _whole_lines(data)
+        if not payload:
+            return
+        fd = _open_append(path)
+        try:
+            if _ends_torn(fd):
+                payload = b"\n" + payload
+            _write_all(fd, payload)
+        finally:
+            os.close(fd)
+
+    def open_writer(self, path: str) -> SessionStorageWriter:
+        return FileSessionWriter(path)
+
+    def rename(self, src: str, dst: str) -> None:
+        os.rename(src, dst)
+
+    def unlink(self, path: str, missing_ok: bool = False) -> None:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            if not missing_ok:
+                raise
+
+    def remove_tree(self, path: str) -> None:
+        if os.path.islink(path) or os.path.isfile(path):
+            os.unlink(path)
+            return
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+
+    @contextmanager
+    def lock(self, path: str, timeout: float = _DEFAULT_LOCK_TIMEOUT, shared: bool = False) -> Iterator[None]:
+        fd = os.open(lock_file_path(path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        try:
+            operation = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fd, operation | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise LockTimeoutError(path, timeout) from None
+                    time.sleep(0.005)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _enoent(path: str) -> FileNotFoundError:
+    return FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+
+
+class _MemoryFile:
+    __slots__ = ("data", "inode", "mtime_ns")
+    _next_inode = 1
+
+    def __init__(self, data: bytearray, mtime_ns: int) -> None:
+        self.data = data
+        self.mtime_ns = mtime_ns
+        self.inode = _MemoryFile._next_inode
+        _MemoryFile._next_inode += 1
+
+
+class MemorySessionWriter:
+    """:class:`SessionStorageWriter` on a :class:`MemorySessionStorage` file."""
+
+    def __init__(self, storage: MemorySessionStorage, path: str) -> None:
+        self.path = path
+        self._storage = storage
+        self._error: BaseException | None = None
+        self._closed = False
+
+    def write_line(self, data: bytes) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            raise ValueError(f"writer for {self.path} is closed")
+        try:
+            self._storage.append(self.path, _whole_lines(data))
+        except Exception as exc:
+            if self._error is None:
+                self._error = exc
+            raise
+
+    def flush(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def fsync(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def close(self) -> None:
+        self._closed = True
+
+    def get_error(self) -> BaseException | None:
+        return self._error
+
+
+class MemorySessionStorage:
+    """:class:`SessionStorage` held in dictionaries (for in-memory sessions and tests).
+
+    It mirrors the file semantics: parents must exist, missing files raise
+    ``FileNotFoundError``, appends never glue onto a torn last line, locks time out.
+    """
+
+    is_real_fs = False
+
+    def __init__(self) -> None:
+        self._files: dict[str, _MemoryFile] = {}
+        self._dirs: set[str] = {"/", "", "."}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.RLock()
+        self._last_ns = 0
+
+    @staticmethod
+    def _norm(path: str) -> str:
+        return os.path.normpath(path) if path else path
+
+    def _now_ns(self) -> int:
+        self._last_ns = max(time.time_ns(), self._last_ns + 1)
+        return self._last_ns
+
+    def _check_parent(self, path: str) -> None:
+        parent = os.path.dirname(path)
+        if parent not in self._dirs:
+            if parent in self._files:
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), parent)
+            raise _enoent(path)
+
+    def _make_parent(self, path: str) -> None:
+        # Writes create missing parent directories, as the file storage does.
+        self.ensure_dir(os.path.dirname(path))
+
+    def _get(self, path: str) -> _MemoryFile:
+        path = self._norm(path)
+        f = self._files.get(path)
+        if f is None:
+            if path in self._dirs:
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+            raise _enoent(path)
+        return f
+
+    def ensure_dir(self, path: str) -> None:
+        with self._guard:
+            path = self._norm(path)
+            parts: list[str] = []
+            current = path
+            while current not in self._dirs:
+                if current in self._files:
+                    raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), current)
+                parts.append(current)
+                parent = os.path.dirname(current)
+                if parent == current:
+                    break
+                current = parent
+            self._dirs.update(parts)
+
+    def exists(self, path: str) -> bool:
+        path = self._norm(path)
+        return path in self._files or path in self._dirs
+
+    def stat(self, path: str) -> FileStat:
+        with self._guard:
+            path = self._norm(path)
+            f = self._files.get(path)
+            if f is not None:
+                return FileStat(len(f.data), f.mtime_ns / 1e9, f.mtime_ns, True, False, f.inode, 0)
+            if path in self._dirs:
+                return FileStat(0, 0.0, 0, False, True)
+            raise _enoent(path)
+
+    def read_bytes(self, path: str) -> bytes:
+        with self._guard:
+            return bytes(self._get(path).data)
+
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        if offset < 0 or length < 0:
+            raise ValueError("offset and length must not be negative")
+        with self._guard:
+            return bytes(self._get(path).data[offset : offset + length])
+
+    def read_prefix(self, path: str, n: int) -> bytes:
+        return self.read_range(path, 0, n)
+
+    def list_files(self, directory: str, recursive: bool = False) -> list[str]:
+        with self._guard:
+            directory = self._norm(directory)
+            if directory not in self._dirs:
+                return []
+            prefix = directory.rstrip("/") + "/"
+            if recursive:
+                return sorted(p for p in self._files if p.startswith(prefix))
+            return sorted(p for p in self._files if os.path.dirname(p) == directory)
+
+    def write_atomic(self, path: str, data: bytes) -> None:
+        with self._guard:
+            path = self._norm(path)
+            self._make_parent(path)
+            if path in self._dirs:
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+            self._files[path] = _MemoryFile(bytearray(data), self._now_ns())
+
+    def append(self, path: str, data: bytes) -> None:
+        payload = _whole_lines(data)
+        if not payload:
+            return
+        with self._guard:
+            path = self._norm(path)
+            f = self._files.get(path)
+            if f is None:
+                self._make_parent(path)
+                if path in self._dirs:
+                    raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+                f = self._files[path] = _MemoryFile(bytearray(), self._now_ns())
+            if f.data and f.data[-1:] != b"\n":
+                f.data += b"\n"
+            f.data += payload
+            f.mtime_ns = self._now_ns()
+
+    def open_writer(self, path: str) -> SessionStorageWriter:
+        return MemorySessionWriter(self, self._norm(path))
+
+    def rename(self, src: str, dst: str) -> None:
+        with self._guard:
+            src, dst = self._norm(src), self._norm(dst)
+            self._check_parent(dst)
+            if src in self._files:
+                if dst in self._dirs:
+                    raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), dst)
+                self._files[dst] = self._files.pop(src)
+                return
+            if src not in self._dirs:
+                raise _enoent(src)
+            if dst in self._files:
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), dst)
+            src_prefix = src.rstrip("/") + "/"
+            if dst in self._dirs:
+                dst_prefix = dst.rstrip("/") + "/"
+                if any(p.startswith(dst_prefix) for p in [*self._files, *self._dirs]):
+                    raise OSError(errno.ENOTEMPTY, os.strerror(errno.ENOTEMPTY), dst)
+            for p in [p for p in self._files if p.startswith(src_prefix)]:
+                self._files[dst + "/" + p[len(src_prefix) :]] = self._files.pop(p)
+            for d in [d for d in self._dirs if d == src or d.startswith(src_prefix)]:
+                self._dirs.discard(d)
+                self._dirs.add(dst + d[len(src) :])
+
+    def unlink(self, path: str, missing_ok: bool = False) -> None:
+        with self._guard:
+            path = self._norm(path)
+            if path in self._files:
+                del self._files[path]
+            elif path in self._dirs:
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+            elif not missing_ok:
+                raise _enoent(path)
+
+    def remove_tree(self, path: str) -> None:
+        with self._guard:
+            path = self._norm(path)
+            if path in self._files:
+                del self._files[path]
+                return
+            prefix = path.rstrip("/") + "/"
+            for p in [p for p in self._files if p.startswith(prefix)]:
+                del self._files[p]
+            self._dirs.difference_update([d for d in self._dirs if d == path or d.startswith(prefix)])
+
+    @contextmanager
+    def lock(self, path: str, timeout: float = _DEFAULT_LOCK_TIMEOUT, shared: bool = False) -> Iterator[None]:
+        # Shared locks are exclusive here; an in-memory store has a single process anyway.
+        with self._guard:
+            lk = self._locks.setdefault(self._norm(path), threading.Lock())
+        if not lk.acquire(timeout=max(timeout, 0.0)):
+            raise LockTimeoutError(path, timeout)
+        try:
+            yield
+        finally:
+            lk.release()
+
+
+# --------------------------------------------------------------------------- faults
+
+
+@dataclass
+class Fault:
+    """One scheduled failure: operation name, optional path filter, error, remaining count.
+
+    ``op`` is a storage method name (``write_atomic``, ``append``, ``rename``, ...) or a
+    writer operation (``write_line``, ``fsync``, ``flush``). ``times=None`` fails forever.
+    """
+
+    op: str
+    path: str | None = None
+    error: BaseException | None = None
+    times: int | None = 1
+
+    def matches(self, op: str, path: str | None) -> bool:
+        return (
+            self.op == op
+            and (self.path is None or path is None or os.path.normpath(self.path) == os.path.normpath(path))
+            and (self.times is None or self.times > 0)
+        )
+
+
+class _FaultyWriter:
+    def __init__(self, owner: FaultInjectingStorage, inner: SessionStorageWriter) -> None:
+        self._owner = owner
+        self._inner = inner
+        self.path = inner.path
+        self._error: BaseException | None = None
+
+    def _guarded(self, op: str, call: Callable[[], None]) -> None:
+        if self._error is not None:
+            raise self._error
+        try:
+            self._owner.check(op, self.path)
+            call()
+        except Exception as exc:
+            if self._error is None:
+                self._error = exc
+            raise
+
+    def write_line(self, data: bytes) -> None:
+        self._guarded("write_line", lambda: self._inner.write_line(data))
+
+    def flush(self) -> None:
+        self._guarded("flush", self._inner.flush)
+
+    def fsync(self) -> None:
+        self._guarded("fsync", self._inner.fsync)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def get_error(self) -> BaseException | None:
+        return self._error or self._inner.get_error()
+
+
+class FaultInjectingStorage:
+    """Wraps a real :class:`SessionStorage` and fails the operations scheduled with :meth:`fail`.
+
+    Used by tests of error handling: ``storage.fail("append", error=OSError(28, "No space"))``
+    makes the next append raise that error before anything is written. ``calls`` records
+    every operation as ``(op, path)``.
+    """
+
+    def __init__(self, inner: SessionStorage) -> None:
+        self.inner = inner
+        self.is_real_fs = inner.is_real_fs
+        self.faults: list[Fault] = []
+        self.calls: list[tuple[str, str]] = []
+
+    def fail(
+        self, op: str, path: str | None = None, error: BaseException | None = None, times: int | None = 1
+    ) -> Fault:
+        """Schedule a failure of ``op`` (on ``path`` if given) ``times`` times (None: always)."""
+        fault = Fault(op, path, error, times)
+        self.faults.append(fault)
+        return fault
+
+    def clear(self) -> None:
+        """Remove every scheduled failure."""
+        self.faults.clear()
+
+    def check(self, op: str, path: str | None) -> None:
+        """Raise the scheduled error for ``op`` on ``path``, if any."""
+        self.calls.append((op, path or ""))
+        for fault in self.faults:
+            if fault.matches(op, path):
+                if fault.times is not None:
+                    fault.times -= 1
+                raise (
+                    fault.error
+                    if fault.error is not None
+                    else OSError(errno.EIO, f"injected failure of {op}", path)
+                )
+
+    def ensure_dir(self, path: str) -> None:
+        self.check("ensure_dir", path)
+        self.inner.ensure_dir(path)
+
+    def exists(self, path: str) -> bool:
+        self.check("exists", path)
+        return self.inner.exists(path)
+
+    def stat(self, path: str) -> FileStat:
+        self.check("stat", path)
+        return self.inner.stat(path)
+
+    def read_bytes(self, path: str) -> bytes:
+        self.check("read_bytes", path)
+        return self.inner.read_bytes(path)
+
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        self.check("read_range", path)
+        return self.inner.read_range(path, offset, length)
+
+    def read_prefix(self, path: str, n: int) -> bytes:
+        self.check("read_prefix", path)
+        return self.inner.read_prefix(path, n)
+
+    def list_files(self, directory: str, recursive: bool = False) -> list[str]:
+        self.check("list_files", directory)
+        return self.inner.list_files(directory, recursive)
+
+    def write_atomic(self, path: str, data: bytes) -> None:
+        self.check("write_atomic", path)
+        self.inner.write_atomic(path, data)
+
+    def append(self, path: str, data: bytes) -> None:
+        self.check("append", path)
+        self.inner.append(path, data)
+
+    def open_writer(self, path: str) -> SessionStorageWriter:
+        self.check("open_writer", path)
+        return _FaultyWriter(self, self.inner.open_writer(path))
+
+    def rename(self, src: str, dst: str) -> None:
+        self.check("rename", src)
+        self.inner.rename(src, dst)
+
+    def unlink(self, path: str, missing_ok: bool = False) -> None:
+        self.check("unlink", path)
+        self.inner.unlink(path, missing_ok)
+
+    def remove_tree(self, path: str) -> None:
+        self.check("remove_tree", path)
+        self.inner.remove_tree(path)
+
+    def lock(
+        self, path: str, timeout: float = _DEFAULT_LOCK_TIMEOUT, shared: bool = False
+    ) -> AbstractContextManager[None]:
+        self.check("lock", path)
+        return self.inner.lock(path, timeout, shared)
