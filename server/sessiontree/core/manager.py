@@ -491,13 +491,13 @@ class SessionManager:
         report = jl.parse_jsonl_lenient(data)
         values = report.values
         if not values or not jl.is_session_header(values[0]):
-            reason = "no session header" if values else "no parsable JSON lines"
+            reason = "no valid session header: no line is parsable JSON"
             if values:
                 first = values[0]
                 if isinstance(first, dict) and first.get("type") == "session":
-                    reason = "the session header has no string id"
+                    reason = "no valid session header: the header has no string id"
                 else:
-                    reason = "the first line is not a session header"
+                    reason = "no valid session header: the first JSON line is not a session header"
             raise InvalidSessionFileError(path, reason)
         dropped = list(report.dropped)
         skipped = report.skipped_lines
