@@ -177,7 +177,17 @@ async function main() {
       } else if (kind === 'SCREENSHOT') {
         const sidebar = page.locator('[id="workbench.parts.sidebar"]');
         await sidebar.waitFor({ state: 'visible', timeout: 10000 });
-        await page.waitForTimeout(500);
+        // widen the sidebar by dragging its sash, as a user would, so rows are not cut short
+        const box = await sidebar.boundingBox();
+        if (box && box.width < 480) {
+          const y = box.y + box.height / 2;
+          await page.mouse.move(box.x + box.width + 1, y);
+          await page.mouse.down();
+          await page.mouse.move(box.x + 520, y, { steps: 8 });
+          await page.mouse.up();
+          await page.mouse.move(box.x + 900, box.y + 40);
+        }
+        await page.waitForTimeout(700);
         await sidebar.screenshot({ path: path.join(artifacts, 'vscode-sidebar.png') });
         await page.screenshot({ path: path.join(artifacts, 'vscode-window.png') });
         const text = await sidebar.innerText();

@@ -132,12 +132,25 @@ describe('Session Tree in VS Code', () => {
   it('renders the sidebar (screenshot)', async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar');
-    for (let i = 0; i < 4; i++) {
-      await vscode.commands.executeCommand('workbench.action.increaseViewWidth');
-    }
     await vscode.commands.executeCommand('sessiontree.tree.focus');
     await vscode.commands.executeCommand('sessiontree.tree.revealLeaf');
     await new Promise((r) => setTimeout(r, 800));
     await askDriver('SCREENSHOT', { expect: ['Use orjson instead', '[streaming]', 'Appended by the agent'] });
+  });
+
+  it('a missing daemon gives a clear state and message, and a fixed setting recovers', async () => {
+    const config = vscode.workspace.getConfiguration('sessiontree');
+    const good = config.get('server.command');
+    await config.update('server.command', path.join(ws, 'no-such-sessiontree'), vscode.ConfigurationTarget.Workspace);
+    try {
+      await waitFor('state missing', () => api.daemon.state === 'missing');
+      await assert.rejects(api.daemon.ready(), /was not found\. Install it with `pip install sessiontree` or set `sessiontree\.server\.command`/);
+      assert.equal(api.current.value, undefined);
+    } finally {
+      await config.update('server.command', good, vscode.ConfigurationTarget.Workspace);
+    }
+    await waitFor('state running', () => api.daemon.state === 'running');
+    await vscode.commands.executeCommand('sessiontree.sessions.open', sessionFile);
+    assert.ok(api.tree.nodeById('x0000001'), 'the session reopens with the appended entry');
   });
 });
