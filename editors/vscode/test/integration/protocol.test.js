@@ -60,16 +60,17 @@ async function startDaemon() {
       return Promise.resolve(hit.params);
     }
     return new Promise((resolve, reject) => {
-      const w = { method, pred, resolve };
-      waiters.push(w);
-      setTimeout(() => {
+      const timer = setTimeout(() => {
         if (waiters.includes(w)) {
           waiters.splice(waiters.indexOf(w), 1);
           reject(new Error(`no ${method} within ${ms} ms; stderr:\n${stderr}`));
         }
       }, ms);
+      const w = { method, pred, resolve: (v) => { clearTimeout(timer); resolve(v); } };
+      waiters.push(w);
     });
   };
+  let exitedByItself = true;
   const stop = async () => {
     try {
       await conn.sendRequest('shutdown');
@@ -79,12 +80,13 @@ async function startDaemon() {
     }
     conn.dispose();
     await new Promise((r) => {
-      const t = setTimeout(() => { proc.kill(); r(); }, 3000);
+      if (proc.exitCode !== null) return r();
+      const t = setTimeout(() => { exitedByItself = false; proc.kill(); r(); }, 3000);
       proc.on('exit', () => { clearTimeout(t); r(); });
     });
     fs.rmSync(tmp, { recursive: true, force: true });
   };
-  return { conn, init, notes, waitFor, stop, agentDir, workspace, sessionFile, tmp };
+  return { conn, init, notes, waitFor, stop, exited: () => exitedByItself, agentDir, workspace, sessionFile, tmp };
 }
 
 const fileLines = (p) => fs.readFileSync(p, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
@@ -224,4 +226,10 @@ test('the daemon over stdio, as the extension uses it', async (t) => {
     assert.equal(hit.firstMessage, 'How do I read a JSONL file in Python?');
     assert.equal(hit.cwd, '/work/demo');
   });
+});
+
+test('shutdown and exit end the daemon process', async () => {
+  const d = await startDaemon();
+  await d.stop();
+  assert.equal(d.exited(), true, 'the daemon exited by itself after exit');
 });
