@@ -216,8 +216,19 @@ describe("sidebar", function()
     H.wait(function()
       return st.leaf_id == summary.id and not st.loading
     end, "sidebar follows the new leaf")
-    -- the summary is now the leaf, under a0000003, on the active path
-    assert.is_true(vim.tbl_contains(H.lines(st), "└─ • user: Now write tests for it"))
+    -- the summary is now the leaf, under a0000003; that branch is active and comes first
+    assert.are.same({
+      "• [start] user: Add a --verbose flag to the CLI",
+      "• assistant: I will read the CLI first.",
+      "• [read: src/cli.py]",
+      "• assistant: The flag is added.",
+      "├─ • user: Now write tests for it",
+      "│     • assistant: Tests added in tests/test_cli.py.",
+      "│     • [branch summary]: Tried the README route",
+      "└─ user: Document it in the README instead",
+      "      assistant: README updated.",
+    }, H.lines(st))
+    assert.are.equal("a0000003", H.cursor_row(st).id)
     assert.are.same(H.daemon_lines(st, "default"), H.lines(st))
     -- another daemon reading the file sees the same leaf
     local other = H.second_daemon(env)
