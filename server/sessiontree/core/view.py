@@ -23,7 +23,7 @@ import os
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
 from sessiontree.core.context import LAST_ENTRY, _LastEntry
@@ -595,6 +595,7 @@ class _Flat:
     virtual_root: list[bool]
     multiple_roots: bool
     active_path: frozenset[str]
+    prefix_cache: dict[tuple[int, int, bool, bool], str] = field(default_factory=dict)
 
 
 def active_path_ids(source: TreeSource, leaf_id: str | None) -> list[str]:
@@ -684,8 +685,14 @@ def _prefix(flat: _Flat, i: int) -> str:
     if disp == 0:
         return ""
     has_conn = flat.show_connector[i] and not flat.virtual_root[i]
+    gutters = flat.gutters[i]
+    # Rows of one chain share their gutter tuple (kept alive by `flat`), so its id is a key.
+    key = (id(gutters), disp, has_conn, has_conn and flat.is_last[i])
+    cached = flat.prefix_cache.get(key)
+    if cached is not None:
+        return cached
     shows: dict[int, bool] = {}
-    for pos, show in flat.gutters[i]:
+    for pos, show in gutters:
         shows.setdefault(pos, show)  # the first gutter at a position wins (Array.find)
     cells = []
     last_level = disp - 1
@@ -697,7 +704,9 @@ def _prefix(flat: _Flat, i: int) -> str:
             cells.append("└─ " if flat.is_last[i] else "├─ ")
         else:
             cells.append("   ")
-    return "".join(cells)
+    text = "".join(cells)
+    flat.prefix_cache[key] = text
+    return text
 
 
 def _display_indent(flat: _Flat, i: int) -> int:
