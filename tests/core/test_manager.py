@@ -118,7 +118,7 @@ def test_append_key_orders_match_the_reference(tmp_path: Path) -> None:
     assert keys[16] == [*base, "selectedToolNames"]
     assert keys[17] == [*base, "fromId", "summary", "details", "fromExtension"]
     # each append chains from the previous leaf
-    for prev, cur in itertools.pairwise(out):
+    for prev, cur in itertools.pairwise(out[1:-1]):
         assert cur["parentId"] == prev["id"]
     assert out[-1]["parentId"] == first and out[-1]["fromId"] == first
     assert m.get_leaf_id() == out[-1]["id"]

@@ -1312,46 +1312,85 @@ class SessionManager:
         """The path entries that matter for the context, root first.
 
         With a compaction on the path, entries before its kept range are left out except
-        state changes and the last assistant message (they still set thinking level, models,
-        mode, ...). Leaving out other entries does not change the context.
+        state changes, unknown types and the last assistant message (they still set
+        thinking level, models, mode, ...). Leaving out the others does not change the
+        context, and on a long session it saves parsing thousands of entries.
         """
         idx = self._index
-        ids = idx.path_to_root(leaf_id)
-        sks = [idx.skeleton(i) for i in ids]
-        comp = -1
-        for i in range(len(sks) - 1, -1, -1):
-            sk = sks[i]
-            if sk is not None and sk.type == "compaction":
-                comp = i
+        by_id = idx.ids()
+        limit = len(idx) + 1
+        # Walk up from the leaf to the last compaction on the path (a tight loop: the path
+        # of a 100,000-entry session is that long).
+        below: builtins.list[Skeleton] = []
+        cur = by_id.get(leaf_id)
+        comp: Skeleton | None = None
+        steps = 0
+        while cur is not None:
+            if cur.type == "compaction":
+                comp = cur
                 break
-        if comp < 0:
-            return idx.entries_of([sk for sk in sks if sk is not None])
-        centry = idx.entry_of(sks[comp])  # type: ignore[arg-type]
+            below.append(cur)
+            pid = cur.parent_id
+            cur = by_id.get(pid) if pid is not None else None
+            steps += 1
+            if steps > limit:
+                return self._materialize_context_path_slow(leaf_id)
+        if comp is None:
+            below.reverse()
+            return idx.entries_of(below)
+        above: builtins.list[Skeleton] = []
+        pid = comp.parent_id
+        cur = by_id.get(pid) if pid is not None else None
+        while cur is not None:
+            above.append(cur)
+            pid = cur.parent_id
+            cur = by_id.get(pid) if pid is not None else None
+            steps += 1
+            if steps > limit:
+                return self._materialize_context_path_slow(leaf_id)
+        above.reverse()  # root first, up to (not including) the compaction
+        below.reverse()
+        return idx.entries_of(self._context_selection(above, comp, below))
+
+    def _context_selection(
+        self, above: builtins.list[Skeleton], comp: Skeleton, below: builtins.list[Skeleton]
+    ) -> builtins.list[Skeleton]:
+        centry = self._index.entry_of(comp)
         first_kept = centry.get("firstKeptEntryId")
-        start = comp
+        start = len(above)
         if first_kept is not None and not _has_provider_payload(centry):
-            for i in range(comp):
-                if ids[i] == first_kept:
+            for i, sk in enumerate(above):
+                if sk.id == first_kept:
                     start = i
                     break
         last_assistant = -1
         for i in range(start - 1, -1, -1):
-            sk = sks[i]
-            if sk is not None and sk.type == "message" and sk.role == "assistant":
+            sk = above[i]
+            if sk.type == "message" and sk.role == "assistant":
                 last_assistant = i
                 break
-        wanted: builtins.list[Skeleton] = []
-        for i, sk in enumerate(sks):
-            if sk is None:
-                continue
-            if (
-                i >= start
-                or sk.type in STATE_ENTRY_TYPES
-                or i == last_assistant
-                or sk.type not in _KNOWN_NON_STATE  # unknown types: let the context code decide
-            ):
-                wanted.append(sk)
-        return idx.entries_of(wanted)
+        wanted = [
+            sk
+            for i, sk in enumerate(above[:start])
+            if sk.type in STATE_ENTRY_TYPES or sk.type not in _KNOWN_NON_STATE or i == last_assistant
+        ]
+        wanted.extend(above[start:])
+        wanted.append(comp)
+        wanted.extend(below)
+        return wanted
+
+    def _materialize_context_path_slow(self, leaf_id: str) -> builtins.list[dict[str, Any]]:
+        # A parent loop: the tree decides where it closes (DIVERGENCE 3).
+        idx = self._index
+        sks = [sk for sk in (idx.skeleton(i) for i in idx.path_to_root(leaf_id)) if sk is not None]
+        comp = -1
+        for i in range(len(sks) - 1, -1, -1):
+            if sks[i].type == "compaction":
+                comp = i
+                break
+        if comp < 0:
+            return idx.entries_of(sks)
+        return idx.entries_of(self._context_selection(sks[:comp], sks[comp], sks[comp + 1 :]))
 
     def get_injected_ttsr_rules(self) -> builtins.list[str]:
         """Unique rule names of the ttsr_injection entries on the current branch."""
