@@ -24,14 +24,29 @@ function H.tmpdir()
   return vim.uv.fs_realpath(d)
 end
 
---- Stop the daemon(s) and close every sidebar, so the next test starts clean.
-function H.teardown()
+--- Close every sidebar and extra window/tab (the daemon keeps running).
+function H.close_sidebars()
   local view = package.loaded["sessiontree.view"]
   if view then
     for _, s in ipairs(view.all()) do
       pcall(view.close, s.tab)
     end
   end
+  vim.cmd("silent! only! | silent! tabonly!")
+end
+
+local counter = 0
+--- A fresh subdirectory of env.dir (inside the allowed roots) for one test's files.
+function H.subdir(env)
+  counter = counter + 1
+  local d = env.dir .. "/t" .. counter
+  vim.fn.mkdir(d, "p")
+  return d
+end
+
+--- Stop the daemon(s) and close every sidebar, so the next test starts clean.
+function H.teardown()
+  H.close_sidebars()
   local client = package.loaded["sessiontree.client"]
   if client then
     client.stop()

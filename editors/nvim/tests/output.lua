@@ -14,9 +14,16 @@ return function(options)
     return ("%s\n  %s\n  %s"):format(f.name or "?", where, (msg:gsub("\n", "\n  ")))
   end
 
+  local started
+  busted.subscribe({ "test", "start" }, function()
+    started = vim.uv.hrtime()
+    return nil, true
+  end)
+
   handler.testEnd = function(element, _, status)
     local mark = ({ success = "ok  ", failure = "FAIL", error = "ERR ", pending = "PEND" })[status] or status
-    io.write(("%s %s\n"):format(mark, handler.getFullName(element)))
+    local ms = started and (vim.uv.hrtime() - started) / 1e6 or 0
+    io.write(("%s %s (%.0f ms)\n"):format(mark, handler.getFullName(element), ms))
     io.flush()
     return nil, true
   end

@@ -40,14 +40,22 @@ end
 describe("sidebar", function()
   local env, path, st
 
-  before_each(function()
+  -- one daemon for the whole block; every test gets its own copy of the fixture
+  setup(function()
     env = H.setup()
-    path = H.fixture("branched.jsonl", env.dir)
+  end)
+
+  teardown(function()
+    H.teardown()
+  end)
+
+  before_each(function()
+    path = H.fixture("branched.jsonl", H.subdir(env))
     st = H.open(path)
   end)
 
   after_each(function()
-    H.teardown()
+    H.close_sidebars()
   end)
 
   it("shows the session with the daemon's rows and the expected lines", function()
