@@ -18,6 +18,8 @@ export interface CommandContext {
   tree: SessionTreeProvider;
   sessions: SessionsProvider;
   treeView: vscode.TreeView<TreeElement>;
+  /** Where failed commands are logged (the daemon's output channel). */
+  log?: (message: string) => void;
 }
 
 /** How `navigate` should summarize the branch being left (for scripted calls). */
@@ -57,11 +59,12 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
   };
 
   /** A node from a menu argument, an entry id, or the view's selection. */
-  const nodeOf = (arg: unknown): RowNode => {
+  const nodeOf = async (arg: unknown): Promise<RowNode> => {
     if (isRowNode(arg)) {
       return arg;
     }
     if (typeof arg === 'string') {
+      await tree.whenIdle();
       const node = tree.nodeById(arg);
       if (node) {
         return node;
@@ -104,6 +107,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       try {
         return await fn(...args);
       } catch (err) {
+        ctx.log?.(`command failed: ${errorText(err)}`);
         void vscode.window.showErrorMessage(`Session Tree: ${errorText(err)}`);
         return undefined;
       }
@@ -237,7 +241,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     }),
     reg(Command.treeNavigate, async (arg?: unknown, options?: NavigateOptions) => {
       const s = requireSession();
-      const node = nodeOf(arg);
+      const node = await nodeOf(arg);
       const targetId = node.row.id;
       let summary: string | undefined = options?.text;
       if (summary === undefined && options?.summary !== 'none') {
@@ -299,7 +303,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     }),
     reg(Command.treeSetLabel, async (arg?: unknown, label?: string) => {
       const s = requireSession();
-      const node = nodeOf(arg);
+      const node = await nodeOf(arg);
       const value =
         label ??
         (await vscode.window.showInputBox({
@@ -320,14 +324,14 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     }),
     reg(Command.treeClearLabel, async (arg?: unknown) => {
       const s = requireSession();
-      const node = nodeOf(arg);
+      const node = await nodeOf(arg);
       const res = await daemon.request<{ entryId: string }>(Method.setLabel, { session: s.handle, targetId: node.row.id });
       await tree.refresh();
       return res;
     }),
     reg(Command.treeBranchToNewSession, async (arg?: unknown) => {
       const s = requireSession();
-      const node = nodeOf(arg);
+      const node = await nodeOf(arg);
       if (!(node.row.type === 'message' && node.row.role === 'user')) {
         throw new Error('Branching to a new session starts from one of your messages.');
       }
@@ -346,7 +350,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     }),
     reg(Command.treeFork, async (arg?: unknown) => {
       const s = requireSession();
-      const node = nodeOf(arg);
+      const node = await nodeOf(arg);
       const res = await daemon.request<{ path?: string }>(Method.createBranchedSession, {
         session: s.handle,
         leafId: node.row.id,
@@ -360,20 +364,20 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     }),
     reg(Command.treeShowContext, async (arg?: unknown) => {
       const s = requireSession();
-      const node = nodeOf(arg);
+      const node = await nodeOf(arg);
       const doc = await vscode.workspace.openTextDocument(documentUri(Scheme.context, s.handle, node.row.id, s.title));
       await vscode.window.showTextDocument(doc, { preview: true });
       return doc.uri.toString();
     }),
     reg(Command.treeShowEntryJson, async (arg?: unknown) => {
       const s = requireSession();
-      const node = nodeOf(arg);
+      const node = await nodeOf(arg);
       const doc = await vscode.workspace.openTextDocument(documentUri(Scheme.entry, s.handle, node.row.id, s.title));
       await vscode.window.showTextDocument(doc, { preview: true });
       return doc.uri.toString();
     }),
     reg(Command.treeCopyId, async (arg?: unknown) => {
-      const node = nodeOf(arg);
+      const node = await nodeOf(arg);
       await vscode.env.clipboard.writeText(node.row.id);
       return node.row.id;
     }),

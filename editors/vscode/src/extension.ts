@@ -69,7 +69,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
         void vscode.commands.executeCommand(Command.serverRestart);
       }
     }),
-    ...registerCommands({ daemon, current, tree, sessions, treeView }),
+    ...registerCommands({ daemon, current, tree, sessions, treeView, log: (m) => daemon.output.error(m) }),
     vscode.commands.registerCommand(Command.serverRestart, async () => {
       current.clear();
       try {

@@ -50,6 +50,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
   private loading: Promise<void> = Promise.resolve();
   private readonly disposables: vscode.Disposable[] = [];
   private readonly options: SessionTreeOptions;
+  private shownKey: string | undefined;
   filter: FilterMode;
   search = '';
 
@@ -61,7 +62,12 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     this.options = { pageSize: 500, filter: 'default', debounceMs: 120, now: () => Date.now(), ...options };
     this.filter = this.options.filter;
     this.disposables.push(
-      session.onDidChange(() => {
+      session.onDidChange((s) => {
+        const key = s ? `${s.handle}\u0000${s.path ?? ''}` : undefined;
+        if (key !== undefined && key === this.shownKey) {
+          return; // a rename: same session, same rows
+        }
+        this.shownKey = key;
         this.rows = [];
         this.total = 0;
         this.leafId = null;

@@ -140,3 +140,18 @@ test('resolveTreeItem fills a Markdown tooltip with the full entry text', async 
   assert.match(item.tooltip.value, /full text of e0\nsecond line/);
   assert.match(item.tooltip.value, /\*\*user\*\*/);
 });
+
+test('a rename of the open session keeps the rows; another session reloads them', async () => {
+  const { current, tree, daemon } = setup(makeRows(3));
+  await current.open('/tmp/s.jsonl');
+  await tree.whenIdle();
+  const views = () => daemon.calls.filter(([m]) => m === 'session/view').length;
+  const before = views();
+  current.update({ title: 'Renamed' });
+  assert.equal(tree.getChildren().length, 3);
+  await tree.whenIdle();
+  assert.equal(views(), before);
+  await current.open('/tmp/other.jsonl');
+  await tree.whenIdle();
+  assert.equal(views(), before + 1);
+});

@@ -138,6 +138,66 @@ describe('Session Tree in VS Code', () => {
     await askDriver('SCREENSHOT', { expect: ['Use orjson instead', '[streaming]', 'Appended by the agent'] });
   });
 
+  it('filter modes and search narrow the tree', async () => {
+    await vscode.commands.executeCommand('sessiontree.tree.setFilter', 'user-only');
+    const all = (nodes) => nodes.flatMap((n) => [n, ...all(api.tree.getChildren(n))]);
+    const users = all(api.tree.getChildren()).map((n) => n.row);
+    assert.ok(users.length >= 3);
+    assert.ok(users.every((r) => r.type === 'message' && r.role === 'user'), JSON.stringify(users));
+    assert.equal(api.treeView.message, 'filter: user-only');
+    await vscode.commands.executeCommand('sessiontree.tree.search', 'orjson faster');
+    assert.deepEqual(all(api.tree.getChildren()).map((n) => n.row.id), ['u0000003']);
+    await vscode.commands.executeCommand('sessiontree.tree.clearSearch');
+    await vscode.commands.executeCommand('sessiontree.tree.setFilter', 'default');
+    assert.equal(api.treeView.message, undefined);
+    assert.ok(api.tree.nodeById('a0000001'));
+  });
+
+  it('a session file that appears is listed through session/didChangeList', async () => {
+    const agentDir = vscode.workspace.getConfiguration('sessiontree').get('agentDir');
+    const dir = path.join(agentDir, 'sessions', '--srv-other-project--');
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, '2026-01-11T08-00-00-000Z_1111222233334444.jsonl');
+    const lines = [
+      { type: 'session', version: 3, id: '1111222233334444', timestamp: '2026-01-11T08:00:00.000Z', cwd: '/srv/other-project' },
+      { type: 'message', id: 'n0000001', parentId: null, timestamp: '2026-01-11T08:00:01.000Z', message: { role: 'user', content: 'A session from another project', timestamp: 1768118401000 } },
+      { type: 'message', id: 'n0000002', parentId: 'n0000001', timestamp: '2026-01-11T08:00:02.000Z', message: { role: 'assistant', content: [{ type: 'text', text: 'ok' }], provider: 'p', model: 'm', stopReason: 'stop', timestamp: 1768118402000 } },
+    ];
+    fs.writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    await waitFor('the new session in the Sessions view', async () => (await api.sessions.getChildren()).some((s) => s.path === file), 20000);
+  });
+
+  it('rename, branch to a new session and fork from the UI commands', async () => {
+    const renamed = await vscode.commands.executeCommand('sessiontree.sessions.rename', undefined, 'JSONL loader');
+    assert.equal(renamed.changed, true);
+    assert.equal(api.treeView.description, 'JSONL loader');
+    assert.equal(fileEntries()[0].title, 'JSONL loader');
+    const original = api.current.value.path;
+    const res = await vscode.commands.executeCommand('sessiontree.tree.branchToNewSession', 'u0000002');
+    assert.equal(res.selectedText, 'Make it stream and skip broken lines.');
+    assert.notEqual(api.current.value.path, original);
+    await api.tree.whenIdle();
+    assert.deepEqual(api.tree.loadedRows.map((r) => r.id), ['u0000001', 'a0000001'], 'history up to the selected prompt');
+    const forked = await vscode.commands.executeCommand('sessiontree.tree.fork', 'u0000001');
+    assert.ok(forked.path && fs.existsSync(forked.path));
+    assert.equal(api.current.value.path, forked.path);
+    await vscode.commands.executeCommand('sessiontree.sessions.open', sessionFile);
+    assert.equal(api.current.value.path, sessionFile);
+  });
+
+  it('an outdated daemon is refused with an upgrade hint', async () => {
+    const config = vscode.workspace.getConfiguration('sessiontree');
+    const good = config.get('server.command');
+    await config.update('server.command', path.join(__dirname, '..', 'old-daemon.js'), vscode.ConfigurationTarget.Workspace);
+    try {
+      await waitFor('state failed', () => api.daemon.state === 'failed');
+      await assert.rejects(api.daemon.ready(), /speaks protocol 0, this extension needs 1\. Upgrade it with `pip install -U sessiontree`/);
+    } finally {
+      await config.update('server.command', good, vscode.ConfigurationTarget.Workspace);
+    }
+    await waitFor('state running', () => api.daemon.state === 'running');
+  });
+
   it('a missing daemon gives a clear state and message, and a fixed setting recovers', async () => {
     const config = vscode.workspace.getConfiguration('sessiontree');
     const good = config.get('server.command');
