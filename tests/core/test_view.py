@@ -456,3 +456,17 @@ def test_manager_view_follows_appends_and_new_sessions() -> None:
     assert build_view(m).total == 0
     m.append_message({"role": "user", "content": "three", "timestamp": 3})
     assert [r.text for r in build_view(m).rows] == ["user: three"]
+
+
+def test_search_cache_survives_appends_but_not_a_new_index() -> None:
+    from sessiontree.core.manager import SessionManager
+
+    m = SessionManager.in_memory("/tmp")
+    m.append_message({"role": "user", "content": "alpha", "timestamp": 1})
+    assert build_view(m, search="alpha").total == 1
+    m.append_message({"role": "user", "content": "alpha beta", "timestamp": 2})
+    assert [r.text for r in build_view(m, search="alpha").rows] == ["user: alpha", "user: alpha beta"]
+    m.new_session()
+    m.append_message({"role": "user", "content": "gamma", "timestamp": 3})
+    assert build_view(m, search="alpha").total == 0
+    assert build_view(m, search="gamma").total == 1

@@ -469,6 +469,13 @@ class _SourceBase:
             self._view_cache = c
         return c
 
+    def get_entry(self, entry_id: str) -> Mapping[str, Any] | None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def get_entries(self, ids: Sequence[str]) -> list[Mapping[str, Any] | None]:
+        """Many entries at once (a source may read them in batches)."""
+        return [self.get_entry(i) for i in ids]
+
 
 class ManagerTreeSource(_SourceBase):
     """A `TreeSource` over a ``SessionManager`` (through ``manager.index``)."""
@@ -494,6 +501,16 @@ class ManagerTreeSource(_SourceBase):
     def get_leaf_id(self) -> str | None:
         return self.manager.get_leaf_id()  # type: ignore[no-any-return]
 
+    def get_entries(self, ids: Sequence[str]) -> list[Mapping[str, Any] | None]:
+        index = self.manager.index
+        entries_of = getattr(index, "entries_of", None)
+        if entries_of is None:
+            return super().get_entries(ids)
+        sks = [index.skeleton(i) for i in ids]
+        found = entries_of([sk for sk in sks if sk is not None])
+        it = iter(found)
+        return [next(it) if sk is not None else None for sk in sks]
+
     def version(self) -> Hashable:
         index = self.manager.index
         if index is not self._index_seen:
@@ -506,6 +523,11 @@ class ManagerTreeSource(_SourceBase):
             v = v()
         # Labels and entries only change by appending, which changes the length.
         return (self._generation, v, len(index), len(index.labels))
+
+    def content_version(self) -> Hashable:
+        """Changes when stored entries may have changed (not on appends)."""
+        self.version()
+        return self._generation
 
 
 class EntriesTreeSource(_SourceBase):
@@ -548,6 +570,10 @@ class EntriesTreeSource(_SourceBase):
 
     def version(self) -> Hashable:
         return (len(self.index), len(self.index.labels))
+
+    def content_version(self) -> Hashable:
+        """Entries are only ever added to this source."""
+        return 0
 
     def append(self, entry: Mapping[str, Any], move_leaf: bool = True) -> None:
         """Add an entry (and by default make it the leaf)."""
@@ -731,13 +757,17 @@ class _Filtered:
         return self.pos.get(entry_id)
 
 
-def _search_text_of(source: TreeSource, cache: _Cache, eid: str) -> str:
-    text = cache.search_text.get(eid)
-    if text is None:
-        entry = source.get_entry(eid)
-        text = " ".join(_searchable_body(entry)) if entry is not None else ""
-        cache.search_text[eid] = text
-    return text
+_SEARCH_BATCH = 4096
+
+
+def _fill_search_text(source: TreeSource, cache: _Cache, ids: list[str]) -> None:
+    missing = [i for i in ids if i not in cache.search_text]
+    getter = getattr(source, "get_entries", None)
+    for start in range(0, len(missing), _SEARCH_BATCH):
+        chunk = missing[start : start + _SEARCH_BATCH]
+        entries = getter(chunk) if getter is not None else [source.get_entry(i) for i in chunk]
+        for eid, entry in zip(chunk, entries, strict=True):
+            cache.search_text[eid] = " ".join(_searchable_body(entry)) if entry is not None else ""
 
 
 def _visible(
@@ -767,15 +797,22 @@ def _visible(
                 continue
         elif mode == "labeled-only" and eid not in labels:
             continue
-        if tokens:
-            label = labels.get(eid)
-            body = _search_text_of(source, cache, eid)
-            text = (f"{label} {body}" if body else label) if label else body
-            low = text.lower()
-            if not all(t in low for t in tokens):
-                continue
         out.append(i)
-    return out
+    if not tokens:
+        return out
+    ids = flat.ids
+    _fill_search_text(source, cache, [ids[i] for i in out])
+    texts = cache.search_text
+    matched: list[int] = []
+    for i in out:
+        eid = ids[i]
+        body = texts[eid]
+        label = labels.get(eid)
+        text = (f"{label} {body}" if body else label) if label else body
+        low = text.lower()
+        if all(t in low for t in tokens):
+            matched.append(i)
+    return matched
 
 
 # --- tool calls for toolResult rows ----------------------------------------------------
@@ -966,9 +1003,12 @@ def _filtered(
 ) -> tuple[_Filtered, _Cache, Hashable]:
     cache = source._cache() if isinstance(source, _SourceBase) else _Cache()
     version = source.version()
-    if cache.search_version != version:
+    # Searchable text (without the label) of an entry does not change when others are
+    # appended: keep it until the source says stored entries may have changed.
+    content_version = getattr(source, "content_version", source.version)()
+    if cache.search_version != content_version:
         cache.search_text.clear()
-        cache.search_version = version
+        cache.search_version = content_version
     fkey = (version, leaf_id)
     flat = cache.flat.get(fkey)
     if flat is None:
@@ -1030,11 +1070,14 @@ def build_view(
     labels = src.labels
     tool_calls = _LazyToolCalls(src, cache, lambda: flat.ids, version)
     rows: list[Row] = []
-    for r in range(start, end):
+    page_ids = [flat.ids[filt.rows[r]] for r in range(start, end)]
+    getter = getattr(src, "get_entries", None)
+    page_entries = getter(page_ids) if getter is not None else [src.get_entry(i) for i in page_ids]
+    for r, entry_or_none in zip(range(start, end), page_entries, strict=True):
         fi = filt.rows[r]
         eid = flat.ids[fi]
         sk = src.skeleton(eid)
-        entry = src.get_entry(eid) or {}
+        entry = entry_or_none or {}
         tool_calls.start = sk.parent_id if sk is not None else None
         label = labels.get(eid)
         rows.append(
