@@ -128,7 +128,7 @@ function M.ensure()
     handlers[method] = dispatch(method)
   end
   M.init_result = nil
-  local id = vim.lsp.start({
+  local lsp_config = {
     name = M.NAME,
     cmd = cmd,
     cmd_env = config.get().cmd_env,
@@ -154,13 +154,20 @@ function M.ensure()
         end)
       end
     end,
-  }, {
-    attach = false,
-    -- never attach to another server that happens to share the name and root
-    reuse_client = function()
-      return false
-    end,
-  })
+  }
+  local id
+  if vim.fn.has("nvim-0.11") == 1 then
+    id = vim.lsp.start(lsp_config, {
+      attach = false,
+      -- never attach to another server that happens to share the name and root
+      reuse_client = function()
+        return false
+      end,
+    })
+  else
+    -- 0.10: vim.lsp.start always attaches to the current buffer; start_client does not
+    id = vim.lsp.start_client(lsp_config) ---@diagnostic disable-line: deprecated
+  end
   if not id then
     return nil, "could not start the daemon: " .. table.concat(cmd, " ")
   end
@@ -256,7 +263,11 @@ function M.stop()
   pending = {}
   M.init_result = nil
   if c then
-    c:stop()
+    if vim.fn.has("nvim-0.11") == 1 then
+      c:stop()
+    else
+      c.stop() ---@diagnostic disable-line
+    end
   end
 end
 

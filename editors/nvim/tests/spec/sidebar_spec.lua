@@ -385,9 +385,49 @@ describe(":SessionTree", function()
     vim.cmd("SessionTree")
     assert.is_false(require("sessiontree.view").is_open())
     assert.are.equal(1, #vim.fn.globpath(sessions_root, "**/*.jsonl", false, true))
+
+    -- the picker lists the sessions of the cwd through vim.ui.select
+    local orig, items, labels = vim.ui.select, nil, {}
+    vim.ui.select = function(list, opts, on_choice)
+      vim.ui.select = orig
+      items = list
+      for _, it in ipairs(list) do
+        table.insert(labels, opts.format_item(it))
+      end
+      on_choice(list[1])
+    end
+    vim.cmd("SessionTree sessions")
+    H.wait(function()
+      local s = require("sessiontree.view").get()
+      return s and s.renders > 0 and not s.loading
+    end, "sidebar opened from the picker")
+    assert.are.equal(1, #items)
+    assert.are.equal(vim.uv.fs_realpath(files[1]), vim.uv.fs_realpath(items[1].path))
+    assert.matches("hello there", labels[1])
+    assert.are.same({ "• user: hello there", "• assistant: hi" }, H.lines(require("sessiontree.view").get()))
   end)
 
-  it("opens a file with :SessionTree open and picks one with :SessionTree sessions", function()
+  it("shares one daemon between tab pages showing the same session", function()
+    local env = H.setup()
+    local path = H.fixture("branched.jsonl", env.dir)
+    local st1 = H.open(path)
+    vim.cmd("tabnew")
+    local st2 = H.open(path)
+    assert.are_not.equal(st1.tab, st2.tab)
+    assert.are.equal(st1.session, st2.session)
+    assert.are.equal(1, #vim.lsp.get_clients({ name = "sessiontree" }))
+    -- a label set from the second tab shows in the first
+    vim.api.nvim_set_current_win(st2.win)
+    H.put_cursor_on(st2, "a0000001")
+    H.answer_inputs({ "read it" })
+    H.feed("L")
+    H.wait(function()
+      return vim.tbl_contains(H.lines(st1), "• [read it] assistant: I will read the CLI first.")
+    end, "label shown in the other tab")
+    assert.are.same(H.lines(st1), H.lines(st2))
+  end)
+
+  it("opens a file with :SessionTree open and closes it with :SessionTree close", function()
     local env = H.setup()
     local path = H.fixture("branched.jsonl", env.dir)
     vim.cmd("SessionTree open " .. vim.fn.fnameescape(path))
