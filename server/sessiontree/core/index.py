@@ -494,8 +494,25 @@ class EntryIndex:
 
     def add_skeletons(self, skeletons: Iterable[Skeleton]) -> None:
         """Add file-backed skeletons (already carrying offset/length and order)."""
-        for sk in skeletons:
-            self._add(sk)
+        sks = skeletons if isinstance(skeletons, list) else list(skeletons)
+        if self._order or self._tree_ready:
+            for sk in sks:
+                self._add(sk)
+            return
+        # Bulk load into an empty index: comprehensions instead of a call per entry.
+        self._order = list(sks)
+        by_id = {sk.id: sk for sk in sks if sk.id is not None}
+        self._by_id = by_id
+        self._has_assistant = any(sk.role == "assistant" and sk.type == "message" for sk in sks)
+        labels = self.labels
+        for sk in [sk for sk in sks if sk.type == "label"]:
+            tid = sk.target_id
+            if tid is None:
+                continue
+            if sk.label:
+                labels[tid] = sk.label
+            else:
+                labels.pop(tid, None)
 
     def add_held(self, entry: dict[str, Any]) -> Skeleton:
         """Add an entry held in memory (appended in this process or leniently loaded)."""

@@ -30,18 +30,20 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from . import index as _index_mod
+from .discovery import RecentSessionInfo, SessionInfo
 from .errors import EntryNotFoundError, InvalidSessionFileError, PersistError, SessionTreeError
 from .ids import Clock, IdSource, session_file_name
 from .index import STATE_ENTRY_TYPES, EntryIndex, IndexCache, Skeleton, scan_clean
 
 if TYPE_CHECKING:
     from .context import SessionContext
-    from .discovery import SessionInfo
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
     "FileState",
     "LoadReport",
+    "RecentSessionInfo",
+    "SessionInfo",
     "SessionManager",
     "SessionTreeNode",
 ]
