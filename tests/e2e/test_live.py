@@ -333,3 +333,16 @@ def test_polling_fallback(env: Env) -> None:
         start = len(c.notifications)
         env.new_session("polling2")
         c.wait_for_notification("session/didChangeList", start=start, timeout=5)
+
+
+def test_forked_session_follows_its_new_file(env: Env, daemon: Client) -> None:
+    path = env.new_session("forked")
+    s = daemon.request("session/open", {"path": str(path)})["session"]
+    new = Path(daemon.request("session/fork", {"session": s})["newPath"])
+    assert new != path
+    time.sleep(1.2)  # the new path is picked up at the next poll tick (1 s)
+    start = len(daemon.notifications)
+    ids = run_writer(new, 1)
+    assert wait_external_ids(daemon, s, ids, start) == ids
+    entries = daemon.request("session/entries", {"session": s})["entries"]
+    assert [e["id"] for e in entries] == file_ids(new)

@@ -147,8 +147,10 @@ class SessionWatcher:
         safety_interval: float = 1.0,
         list_debounce: float = 0.1,
         step_ms: int = 10,
+        on_tick: Callable[[], None] | None = None,
     ) -> None:
         self._on_file = on_file
+        self._on_tick = on_tick
         self._on_list = on_list
         self._poll_interval = poll_interval
         self._safety_interval = safety_interval
@@ -291,6 +293,8 @@ class SessionWatcher:
                     self._call_file(p)
                 now = time.monotonic()
                 if now >= next_poll:
+                    if self._on_tick is not None:
+                        self._on_tick()
                     self._poll_once()
                     next_poll = now + (self._poll_interval if self._polling else self._safety_interval)
                 self._flush_list_changes()

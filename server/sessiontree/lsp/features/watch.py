@@ -64,11 +64,11 @@ class LiveFollower:
         self._announce_list = announce_list
         self._summarize = summarize
         self._roots = roots
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._followed: dict[str, Any] = {}  # canonical path -> OpenSession
         self._unsubscribe: Callable[[], None] | None = None
         self.watcher = SessionWatcher(
-            self._on_file, self._on_list, force_polling=force_polling or _env_polling()
+            self._on_file, self._on_list, force_polling=force_polling or _env_polling(), on_tick=self._on_tick
         )
 
     def start(self) -> None:
@@ -103,6 +103,10 @@ class LiveFollower:
             self.watcher.poke(session.path)
 
     def _follow(self, session: Any) -> None:
+        with self._lock:
+            self._follow_locked(session)
+
+    def _follow_locked(self, session: Any) -> None:
         path = session.path
         current = session.extra.get("live.path")
         if path == current or getattr(session, "closed", False):
@@ -114,8 +118,7 @@ class LiveFollower:
         canon = self.watcher.track_file(path)
         session.extra["live.path"] = path
         session.extra["live.canonical"] = canon
-        with self._lock:
-            self._followed[canon] = session
+        self._followed[canon] = session
         # A first look at once: takes the file's fingerprints close to the load.
         self.watcher.poke(canon)
 
@@ -128,6 +131,13 @@ class LiveFollower:
             if self._followed.get(canon) is session:
                 del self._followed[canon]
                 self.watcher.untrack_file(canon)
+
+    def _on_tick(self) -> None:
+        # Handlers that switch a session to another file (fork, branch to a new session)
+        # rekey it without an event: pick up new paths at every poll tick.
+        for session in self.registry.sessions():
+            if session.path != session.extra.get("live.path"):
+                self._follow(session)
 
     # -- file changes (watcher thread) -----------------------------------------------------
 
