@@ -925,18 +925,6 @@ class SessionManager:
         """
         self._live_before_write()
 
-    def sync_before_write(self) -> Any:
-        """Before a write decided by the caller: fold in external appends first.
-
-        Raises `ConflictError` when the file was deleted or replaced by an unreadable one.
-        Returns the `live.SyncResult` (or None for sessions without a real file).
-        """
-        if self._persist and self._session_file and self.file_state is not None and not self._live_guarding:
-            from . import live
-
-            return live.before_write(self)
-        return None
-
     def _live_before_write(self) -> None:
         if self._persist and self._session_file and self.file_state is not None and not self._live_guarding:
             from . import live
