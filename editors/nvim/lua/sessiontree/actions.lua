@@ -45,6 +45,7 @@ M.descriptions = {
   preview = "Preview the entry as stored (JSON)",
   context = "Show what the model sees from this entry",
   jump_leaf = "Put the cursor on the leaf",
+  back = "Undo the last leaf jump (navigation history)",
   refresh = "Refresh",
   close = "Close the sidebar",
   help = "Show the keymaps",
@@ -353,6 +354,20 @@ function M.jump_leaf(state)
     return
   end
   view().reload(state, { to_selected = true })
+end
+
+--- Undo the last leaf jump made through the daemon (`session/back`, an addition).
+function M.back(state)
+  client().request(client().methods.back, { session = state.session }, function(err, result)
+    if err then
+      return notify_err(err, "back")
+    end
+    if result and result.cancelled then
+      vim.notify("sessiontree: no earlier leaf to go back to", vim.log.levels.INFO)
+      return
+    end
+    view().reload(state, { to_selected = true })
+  end)
 end
 
 function M.refresh(state)

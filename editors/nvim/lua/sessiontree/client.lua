@@ -29,6 +29,10 @@ M.methods = {
   context = "session/context",
   append = "session/append",
   create = "session/create",
+  -- additions of this project's daemon (docs/protocol.md)
+  history = "session/history",
+  back = "session/back",
+  doctor = "session/doctor",
 }
 
 M.notifications = {

@@ -66,6 +66,7 @@ M.defaults = {
     ["p"] = "preview",
     ["c"] = "context",
     ["gl"] = "jump_leaf",
+    ["u"] = "back",
     ["R"] = "refresh",
     ["q"] = "close",
     ["g?"] = "help",

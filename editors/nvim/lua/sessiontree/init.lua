@@ -6,6 +6,7 @@
 ---   open(path)             sidebar for a session file
 ---   sessions(opts)         pick a session of the cwd (opts.all: of every project)
 ---   context(opts)          what the model sees from the entry under the cursor
+---   doctor()               check the shown session's file for damage
 ---   close(), refresh()
 
 local config = require("sessiontree.config")
@@ -161,6 +162,39 @@ function M.context(opts)
   end)
 end
 
+--- Check the file of the session shown in this tab page (`session/doctor`, an addition)
+--- and list the problems in a scratch split.
+function M.doctor(opts)
+  opts = opts or {}
+  local state = view().get()
+  if not state then
+    vim.notify("sessiontree: no session shown in this tab page", vim.log.levels.WARN)
+    return
+  end
+  client().request(client().methods.doctor, { session = state.session }, function(err, result)
+    if err then
+      return notify_err(err, "doctor")
+    end
+    local problems = result.problems or {}
+    local lines = { ("# %s: %d problem(s)"):format(state.path or state.title, #problems) }
+    for _, p in ipairs(problems) do
+      local where = p.line and (" line " .. p.line) or ""
+      table.insert(lines, ("- %s%s: %s"):format(p.kind, where, p.message))
+    end
+    if #problems == 0 then
+      table.insert(lines, "No problems found.")
+    else
+      table.insert(lines, "")
+      table.insert(lines, "Repair from a shell with `sessiontree doctor --repair FILE` (the original is kept).")
+    end
+    local buf = require("sessiontree.actions").show_scratch("sessiontree-doctor", lines, "markdown", "split")
+    state.doctor_buf = buf
+    if opts.on_show then
+      opts.on_show(buf)
+    end
+  end)
+end
+
 function M.close()
   view().close()
 end
@@ -187,6 +221,9 @@ M.subcommands = {
   end,
   close = function()
     M.close()
+  end,
+  doctor = function()
+    M.doctor()
   end,
   refresh = function()
     M.refresh()

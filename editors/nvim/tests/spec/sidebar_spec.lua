@@ -264,6 +264,22 @@ describe("sidebar", function()
     assert.are.equal("a0000003", opened.restoredLeafId or opened.leafId)
   end)
 
+  it("goes back to the previous leaf with u after a jump", function()
+    vim.api.nvim_set_current_win(st.win)
+    H.put_cursor_on(st, "a0000003")
+    H.answer_inputs({ "" })
+    H.feed("<CR>")
+    H.wait(function()
+      return st.leaf_id == "a0000003" and not st.loading
+    end, "leaf moved")
+    H.feed("u")
+    H.wait(function()
+      return st.leaf_id == "l0000001" and not st.loading
+    end, "leaf back on the label entry")
+    assert.are.same(EXPECTED_DEFAULT, H.lines(st))
+    assert.are.equal("a0000004", H.cursor_row(st).id)
+  end)
+
   it("shows an entry appended by another process, live, keeping the cursor", function()
     vim.api.nvim_set_current_win(st.win)
     H.put_cursor_on(st, "u0000001")
@@ -452,6 +468,39 @@ describe(":SessionTree", function()
     local text = table.concat(vim.api.nvim_buf_get_lines(st.context_buf, 0, -1, false), "\n")
     assert.matches("README updated.", text)
     assert.is_nil(text:find("Now write tests", 1, true))
+  end)
+end)
+
+describe("a damaged file", function()
+  after_each(function()
+    H.teardown()
+  end)
+
+  it("opens with a warning, loses nothing readable, and :SessionTree doctor lists the bad line", function()
+    local env = H.setup()
+    local path = H.fixture("damaged.jsonl", env.dir)
+    local bytes = vim.fn.readfile(path, "b")
+    local warnings = {}
+    local notify = vim.notify
+    vim.notify = function(msg, level)
+      if level == vim.log.levels.WARN then
+        table.insert(warnings, msg)
+      end
+    end
+    local ok, st = pcall(H.open, path)
+    vim.notify = notify
+    assert.is_true(ok, st)
+    assert.are.same(EXPECTED_DEFAULT, H.lines(st))
+    assert.matches("1 unreadable line", table.concat(warnings, "\n"))
+    vim.cmd("SessionTree doctor")
+    H.wait(function()
+      return st.doctor_buf ~= nil
+    end, "doctor report")
+    local text = table.concat(vim.api.nvim_buf_get_lines(st.doctor_buf, 0, -1, false), "\n")
+    assert.matches("line 5", text)
+    assert.is_nil(text:find("0 problem", 1, true))
+    -- looking changed nothing on disk
+    assert.are.same(bytes, vim.fn.readfile(path, "b"))
   end)
 end)
 
