@@ -271,3 +271,32 @@ def test_rewrite_refused_when_file_was_replaced(tmp_path: Path) -> None:
     # Reloaded meanwhile: a retry works on the new state.
     assert a.set_session_name("mine", "user")
     assert file_entries(path)[0]["title"] == "mine"
+
+
+def test_torn_tail_at_open_of_an_unclean_file_completes_later(tmp_path: Path) -> None:
+    a = make_session(tmp_path)
+    path = a.get_session_file()
+    assert path is not None
+    a.close()
+    leaf = file_entries(path)[-1]["id"]
+    line = (
+        orjson.dumps(
+            {
+                "type": "message",
+                "id": "late0001",
+                "parentId": leaf,
+                "timestamp": "2026-01-01T00:00:09.000Z",
+                "message": user("late"),
+            }
+        )
+        + b"\n"
+    )
+    with open(path, "ab") as f:
+        f.write(b"garbage line\n" + line[:30])  # not clean (lenient path) and torn at the end
+    b = open_other(path, seed=12)
+    assert "late0001" not in b.index
+    with open(path, "ab") as f:
+        f.write(line[30:])
+    res = b.sync_with_file()
+    assert res.appended == ["late0001"]
+    assert b.get_entry("late0001")["message"]["content"] == "late"  # type: ignore[index]

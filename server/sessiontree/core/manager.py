@@ -527,7 +527,9 @@ class SessionManager:
             dropped=dropped,
             migrated_from=migrated,
         )
-        self._set_file_state(st, len(data))
+        # A torn last line is not in the index: the file state ends before it, so that it
+        # is read (live.sync_manager) once another writer completes it.
+        self._set_file_state(st, data.rfind(b"\n") + 1 if report.torn_tail else len(data))
 
     def _migration_id_source(self) -> Any:
         ids = self._ids
