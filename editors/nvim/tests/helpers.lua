@@ -101,12 +101,12 @@ function H.open(path)
 end
 
 --- Wait for the next render after fn() ran.
-function H.after_render(state, fn, msg)
+function H.after_render(state, fn, msg, ms)
   local before = state.renders
   fn()
   H.wait(function()
     return state.renders > before and not state.loading
-  end, msg or "a redraw")
+  end, msg or "a redraw", ms)
 end
 
 function H.lines(state)

@@ -273,6 +273,7 @@ local function show_scratch(name, lines, filetype, style)
     win = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_buf(win, buf)
   end
+  vim.wo[win].wrap = true
   vim.keymap.set("n", "q", function()
     if vim.api.nvim_win_is_valid(win) then
       vim.api.nvim_win_close(win, true)

@@ -207,6 +207,14 @@ local function set_cursor_line(state, line)
   end
 end
 
+local function center(state)
+  if win_valid(state) then
+    vim.api.nvim_win_call(state.win, function()
+      vim.cmd("normal! zz")
+    end)
+  end
+end
+
 --- Put the cursor on the row with this id when it is loaded. Returns true when it was.
 function M.focus_id(state, id)
   for i, row in ipairs(state.rows) do
@@ -265,6 +273,16 @@ function M.reload(state, opts)
     end
     if err then
       state.loading = false
+      -- the daemon restarted (or forgot the handle): open the file again, once
+      if type(err) == "table" and err.code == -32001 and state.path and not opts.reopened then
+        return client.request(client.methods.open, { path = state.path }, function(e2, res)
+          if e2 then
+            return report(e2, "session/open")
+          end
+          state.session = res.session
+          M.reload(state, vim.tbl_extend("force", opts, { reopened = true }))
+        end)
+      end
       return report(err, "session/view")
     end
     local keep = opts.keep_id
@@ -292,6 +310,9 @@ function M.reload(state, opts)
         M.focus_id(state, keep)
       elseif sel ~= nil then
         set_cursor_line(state, sel - state.first + 1)
+        if opts.to_selected then
+          center(state)
+        end
       end
       return done()
     end
@@ -309,6 +330,7 @@ function M.reload(state, opts)
       M.render(state)
       if state.selected_index then
         set_cursor_line(state, state.selected_index - state.first + 1)
+        center(state)
       end
       done()
     end)
