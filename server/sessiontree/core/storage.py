@@ -9,7 +9,9 @@ crashes and other writers:
   the temp file is removed and the error re-raised, so the target is never half-written.
 * ``append`` and writers add whole lines with ``O_APPEND`` writes (looping on short writes);
   when the file's last byte is not a newline (another writer's torn line) the new data
-  starts on a new line instead of being glued onto it (DIVERGENCES 2).
+  starts on a new line instead of being glued onto it (DIVERGENCES 2). When the torn
+  fragment could be read as the start of a longer value, a ``#`` breaker line goes first,
+  because the reference parser would otherwise read on and lose the appended line.
 * ``lock`` takes an advisory ``flock`` on a sidecar ``.<basename>.lock`` file.
 
 :class:`FaultInjectingStorage` wraps any storage and makes chosen operations fail, so
@@ -34,6 +36,7 @@ from .errors import LockTimeoutError
 from .ids import IdSource
 
 __all__ = [
+    "TORN_LINE_BREAKER",
     "Fault",
     "FaultInjectingStorage",
     "FileSessionStorage",
@@ -42,6 +45,7 @@ __all__ = [
     "SessionStorage",
     "SessionStorageWriter",
     "lock_file_path",
+    "separator_after",
 ]
 
 _DEFAULT_LOCK_TIMEOUT = 10.0
@@ -185,10 +189,54 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _ends_torn(fd: int) -> bool:
-    """True when the file is non-empty and its last byte is not a newline."""
+#: Written on its own line after a torn last line whose fragment could still be read as
+#: the start of a longer value. The reference parser would otherwise read on into the next
+#: line and lose it; a line starting with "#" is a syntax error in every JSON context, so
+#: the parser drops the torn line and this one and resumes at the appended data.
+TORN_LINE_BREAKER = b"# sessiontree: the line above was torn; this line keeps it from swallowing the next"
+_TAIL_SCAN_LIMIT = 1 << 20
+
+
+def separator_after(last_line: bytes | None) -> bytes:
+    """What to write before new lines, given the file's unterminated last line.
+
+    ``None`` or ``b""`` (empty file, or it ends with a newline): nothing. A fragment that
+    parses as complete values: a newline. Anything else (an incomplete value, garbage, or a
+    line too long to check): a newline and :data:`TORN_LINE_BREAKER`.
+    """
+    if not last_line:
+        return b""
+    from .jsonl import parse_jsonl_lenient
+
+    report = parse_jsonl_lenient(last_line)
+    if report.values and not report.dropped:
+        return b"\n"
+    return b"\n" + TORN_LINE_BREAKER + b"\n"
+
+
+def _unterminated_tail(fd: int) -> bytes | None:
+    """The bytes after the file's last newline (``None`` when it ends with one or is empty).
+
+    A fragment longer than the scan limit is returned as a single byte of garbage, which
+    makes :func:`separator_after` choose the breaker.
+    """
     size = os.fstat(fd).st_size
-    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return None
+    chunks: list[bytes] = []
+    end = size
+    while end > 0 and size - end < _TAIL_SCAN_LIMIT:
+        start = max(0, end - 65536)
+        chunk = os.pread(fd, end - start, start)
+        nl = chunk.rfind(b"\n")
+        if nl >= 0:
+            chunks.append(chunk[nl + 1 :])
+            return b"".join(reversed(chunks))
+        chunks.append(chunk)
+        end = start
+    if end == 0:
+        return b"".join(reversed(chunks))
+    return b"#"
 
 
 def _open_append(path: str) -> int:
@@ -234,9 +282,7 @@ class FileSessionWriter:
         try:
             if self._fd is None:
                 self._fd = _open_append(self.path)
-            payload = _whole_lines(data)
-            if _ends_torn(self._fd):
-                payload = b"\n" + payload
+            payload = separator_after(_unterminated_tail(self._fd)) + _whole_lines(data)
             _write_all(self._fd, payload)
         except Exception as exc:
             self._latch(exc)
@@ -364,9 +410,7 @@ class FileSessionStorage:
             return
         fd = _open_append(path)
         try:
-            if _ends_torn(fd):
-                payload = b"\n" + payload
-            _write_all(fd, payload)
+            _write_all(fd, separator_after(_unterminated_tail(fd)) + payload)
         finally:
             os.close(fd)
 
@@ -583,7 +627,8 @@ class MemorySessionStorage:
                     raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
                 f = self._files[path] = _MemoryFile(bytearray(), self._now_ns())
             if f.data and f.data[-1:] != b"\n":
-                f.data += b"\n"
+                nl = f.data.rfind(b"\n")
+                f.data += separator_after(bytes(f.data[nl + 1 :]))
             f.data += payload
             f.mtime_ns = self._now_ns()
 
