@@ -8,6 +8,10 @@ root="$(cd "$(dirname "$0")/../../.." && pwd)"
 venv="${VENV:-$root/.venv}"
 export SESSIONTREE_SERVER="${SESSIONTREE_SERVER:-$venv/bin/sessiontree}"
 nvim="$venv/bin/nvim"
+if [ ! -x "$SESSIONTREE_SERVER" ]; then
+  echo "the daemon is missing: $SESSIONTREE_SERVER (make setup-python, or set SESSIONTREE_SERVER)" >&2
+  exit 1
+fi
 
 # Keep Neovim's state (LSP log, shada) and temp files out of the user's home.
 scratch="$(mktemp -d)"
