@@ -15,6 +15,13 @@ function M.check()
   local ok, err = pcall(config.validate, config.get())
   if ok then
     health.ok("configuration is valid")
+    local c = config.get()
+    health.info(("agent dir: %s; sidebar: %s, width %d, filter %s"):format(
+      c.agent_dir or "(daemon default: $PI_CODING_AGENT_DIR or ~/.xcsh/agent)",
+      c.sidebar.position,
+      c.sidebar.width,
+      c.sidebar.filter
+    ))
   else
     health.error(tostring(err))
     return
