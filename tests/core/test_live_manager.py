@@ -300,3 +300,45 @@ def test_torn_tail_at_open_of_an_unclean_file_completes_later(tmp_path: Path) ->
     res = b.sync_with_file()
     assert res.appended == ["late0001"]
     assert b.get_entry("late0001")["message"]["content"] == "late"  # type: ignore[index]
+
+
+def test_torn_tail_after_a_cached_index_completes_later(tmp_path: Path) -> None:
+    a = make_session(tmp_path)
+    path = a.get_session_file()
+    assert path is not None
+    a.close()
+    cache = str(tmp_path / "cache")
+    SessionManager.open(path, cache_dir=cache, cache_min_bytes=1)  # writes the sidecar index
+    leaf = file_entries(path)[-1]["id"]
+    done = (
+        orjson.dumps(
+            {
+                "type": "message",
+                "id": "full0001",
+                "parentId": leaf,
+                "timestamp": "2026-01-01T00:00:08.000Z",
+                "message": user("whole"),
+            }
+        )
+        + b"\n"
+    )
+    torn = (
+        orjson.dumps(
+            {
+                "type": "message",
+                "id": "late0002",
+                "parentId": "full0001",
+                "timestamp": "2026-01-01T00:00:09.000Z",
+                "message": user("late"),
+            }
+        )
+        + b"\n"
+    )
+    with open(path, "ab") as f:
+        f.write(done + torn[:30])
+    b = SessionManager.open(path, cache_dir=cache, cache_min_bytes=1)
+    assert b.load_report.from_cache
+    assert "full0001" in b.index and "late0002" not in b.index
+    with open(path, "ab") as f:
+        f.write(torn[30:])
+    assert b.sync_with_file().appended == ["late0002"]

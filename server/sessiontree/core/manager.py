@@ -659,8 +659,9 @@ class SessionManager:
         self._set_file_state(st, cached_size)
         if size > cached_size:
             # Appended since the cache was written: index only the new bytes.
-            tail = self._storage.read_range(path, cached_size, size - cached_size)
-            if not self._ingest_bytes(bytes(tail), cached_size):
+            tail = bytes(self._storage.read_range(path, cached_size, size - cached_size))
+            tail = tail[: tail.rfind(b"\n") + 1]  # a torn last line waits for its writer
+            if not self._ingest_bytes(tail, cached_size):
                 self._index = self._make_index()
                 return False
             self._save_cache_after_ingest(path)
