@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 from sessiontree.core.blobs import BlobStore, make_blob_ref, parse_blob_ref
 from sessiontree.core.errors import BlobError
+from sessiontree.core.jsonl import dumps_line, parse_session_entries
 from sessiontree.core.persistence import (
     TRUNCATION_NOTICE,
     decode_base64_lenient,
     prepare_entry_for_persistence,
     resolve_blob_refs,
+    serialize_entry_for_persistence,
     utf16_length,
 )
 from sessiontree.core.storage import MemorySessionStorage
@@ -334,3 +336,41 @@ def test_resolution_scope(blobs: BlobStore) -> None:
     resolve_blob_refs(other, blobs)
     assert other["data"]["content"][0]["data"] == put.ref
     assert resolve_blob_refs(["not", "an", "entry"], blobs) == []
+
+
+# ------------------------------------------------------------------ one-pass serialization
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"type": "message", "id": "a", "message": {"role": "user", "content": "hi", "cost": 0.5}},
+        {"type": "x", "n": 1.0, "e": 1e-7, "big": 1e21},
+        {"type": "x", "s": "lone \ud800 surrogate"},
+        {"type": "x", "partialJson": "{", "content": "a\nb", "lineCount": 7},
+        {"type": "x", "t": "z" * (LIMIT + 5)},
+        {"content": [{"type": "image", "data": "QUJD" * 300}]},
+        {"image_url": "data:image/gif;base64,R0lG"},
+    ],
+)
+def test_serialize_entry_equals_prepare_then_dumps(entry: dict[str, Any], tmp_path: Path) -> None:
+    a = BlobStore(str(tmp_path / "a"))
+    b = BlobStore(str(tmp_path / "b"))
+    assert serialize_entry_for_persistence(entry, a) == dumps_line(prepare_entry_for_persistence(entry, b))
+    written_a = sorted(os.listdir(tmp_path / "a")) if (tmp_path / "a").exists() else []
+    written_b = sorted(os.listdir(tmp_path / "b")) if (tmp_path / "b").exists() else []
+    assert written_a == written_b
+
+
+def test_serialize_real_session_matches_the_two_step_path(blobs: BlobStore) -> None:
+    data = (Path(__file__).parent.parent / "fixtures" / "reference" / "real-v1-session.jsonl").read_bytes()
+    values = parse_session_entries(data)
+    one_pass = [serialize_entry_for_persistence(v, blobs) for v in values]
+    assert one_pass == [dumps_line(prepare_entry_for_persistence(v, blobs)) for v in values]
+    # The real file carries partialJson (streamed tool-call arguments): those lines shrink,
+    # every other line is written back byte for byte.
+    original = data.split(b"\n")[:-1]
+    changed = [i for i, (a, b) in enumerate(zip(one_pass, original, strict=True)) if a != b]
+    assert changed and all(
+        b"partialJson" in original[i] and b"partialJson" not in one_pass[i] for i in changed
+    )

@@ -568,6 +568,14 @@ def _dumps_slow(obj: Any) -> bytes:
 _dumps_fast: Callable[[Any], bytes] = orjson.dumps
 
 
+def needs_js_number_fixup(out: bytes) -> bool:
+    """True when orjson output ``out`` may hold a number JS prints differently."""
+    return bool(
+        (_PROBE_INTEGRAL.search(out) or b"e+" in out or _PROBE_NEG_EXP.search(out) or out.endswith(b".0"))
+        and _SUSPECT_NUMBER.search(out)
+    )
+
+
 def dumps_line(obj: Any) -> bytes:
     """Compact JSON exactly as JS ``JSON.stringify`` writes it, as UTF-8, without a newline.
 
@@ -580,8 +588,6 @@ def dumps_line(obj: Any) -> bytes:
         out = _dumps_fast(obj)
     except (TypeError, orjson.JSONEncodeError):
         return _dumps_slow(obj)
-    if (
-        _PROBE_INTEGRAL.search(out) or b"e+" in out or _PROBE_NEG_EXP.search(out) or out.endswith(b".0")
-    ) and _SUSPECT_NUMBER.search(out):
+    if needs_js_number_fixup(out):
         return _dumps_slow(obj)
     return out

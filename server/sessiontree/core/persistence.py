@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from .blobs import BlobStore, make_blob_ref, parse_blob_ref
+from .jsonl import dumps_line, needs_js_number_fixup
 
 __all__ = [
     "BLOB_EXTERNALIZE_THRESHOLD",
@@ -31,6 +32,7 @@ __all__ = [
     "js_utf8",
     "prepare_entry_for_persistence",
     "resolve_blob_refs",
+    "serialize_entry_for_persistence",
     "truncate_string",
     "utf16_length",
 ]
@@ -175,6 +177,20 @@ def prepare_entry_for_persistence(entry: Any, blobs: BlobStore | None) -> Any:
     if not _may_change(entry):
         return entry
     return _transform(entry, None, blobs)
+
+
+def serialize_entry_for_persistence(entry: Any, blobs: BlobStore | None) -> bytes:
+    """``dumps_line(prepare_entry_for_persistence(entry, blobs))`` with one serialization
+    for clean entries (the common case of a full rewrite): the line, without its newline."""
+    try:
+        out = orjson.dumps(entry)
+    except (TypeError, orjson.JSONEncodeError):
+        return dumps_line(prepare_entry_for_persistence(entry, blobs))
+    if len(out) > MAX_PERSISTED_STRING_LENGTH or any(p in out for p in _PROBES):
+        return dumps_line(_transform(entry, None, blobs))
+    if needs_js_number_fixup(out):
+        return dumps_line(entry)
+    return out
 
 
 def _resolve_image_blocks(content: object, blobs: BlobStore, missing: list[str]) -> None:
