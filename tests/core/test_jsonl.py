@@ -205,9 +205,18 @@ def test_never_raises_on_any_bytes(data: bytes) -> None:
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(st.text(max_size=200))
+@given(st.text(alphabet=st.characters(exclude_categories=()), max_size=200))
 def test_never_raises_on_any_text(text: str) -> None:
+    # Lone surrogates included: a Python str can hold them, as a JS string can.
     parse_jsonl_lenient(text)
+
+
+@settings(max_examples=200)
+@given(st.lists(st.text(alphabet=st.characters(exclude_categories=()), max_size=20), max_size=5))
+def test_strings_with_lone_surrogates_round_trip(texts: list[str]) -> None:
+    data = b"".join(dumps_line({"s": t}) + b"\n" for t in texts)
+    data.decode("utf-8")  # always valid UTF-8 (surrogates are escaped): raises otherwise
+    assert [dumps_line(v) for v in parse_session_entries(data)] == [dumps_line({"s": t}) for t in texts]
 
 
 structural = st.sampled_from(
