@@ -42,7 +42,9 @@ class Recorder:
 @pytest.fixture(params=["inotify", "polling"])
 def watcher(request: pytest.FixtureRequest) -> Iterator[tuple[SessionWatcher, Recorder]]:
     rec = Recorder()
-    w = SessionWatcher(rec.on_file, rec.on_list, force_polling=request.param == "polling")
+    w = SessionWatcher(
+        rec.on_file, rec.on_list, force_polling=request.param == "polling", safety_interval=0.3
+    )
     w.start()
     yield w, rec
     w.stop()
@@ -140,7 +142,7 @@ def test_root_created_later_is_picked_up(tmp_path: Path, watcher: tuple[SessionW
     (root / "-p").mkdir(parents=True)
     f = root / "-p" / "s.jsonl"
     f.write_text("{}\n")
-    # Without inotify on a missing root this rests on the safety poll (1 s).
+    # Without inotify on a missing root this rests on the safety poll (0.3 s here).
     assert rec.wait(lambda: str(f) in rec.added(), timeout=4)
 
 

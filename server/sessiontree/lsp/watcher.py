@@ -272,7 +272,7 @@ class SessionWatcher:
     # -- worker ----------------------------------------------------------------------
 
     def _run(self) -> None:
-        next_poll = 0.0
+        next_poll = next_dir_poll = 0.0
         while not self._stopped:
             now = time.monotonic()
             with self._lock:
@@ -295,8 +295,13 @@ class SessionWatcher:
                 if now >= next_poll:
                     if self._on_tick is not None:
                         self._on_tick()
-                    self._poll_once()
+                    # Files every poll interval; directory listings (possibly thousands of
+                    # directories) at the safety interval only.
+                    dirs_due = now >= next_dir_poll
+                    self._poll_once(dirs_due)
                     next_poll = now + (self._poll_interval if self._polling else self._safety_interval)
+                    if dirs_due:
+                        next_dir_poll = now + self._safety_interval
                 self._flush_list_changes()
                 self.ready.set()
             except Exception:  # the watcher must outlive any one bad file
@@ -312,13 +317,15 @@ class SessionWatcher:
         except Exception:
             log.exception("on_file(%s) failed", path)
 
-    def _poll_once(self) -> None:
+    def _poll_once(self, with_dirs: bool = True) -> None:
         with self._lock:
             files = list(self._files.items())
         for path, seen in files:
             key = _stat_key(path)
             if key != seen:
                 self._call_file(path)
+        if not with_dirs:
+            return
         # Directory listings: a directory's mtime changes when entries come or go.
         with self._lock:
             dirs = list(self._dirs.items())
