@@ -300,6 +300,9 @@ class SyncResult:
 # `_live_guard_rewrite`. They use the manager's `file_state` (where the index ends in the
 # file) and keep a `FileMark` beside it (`_live_mark`) for the fingerprints.
 
+#: How many folded-in changes a manager keeps for the daemon to announce.
+MAX_LIVE_EVENTS = 256
+
 #: Reasons a session is detached from its file (writes refused until it comes back).
 DETACHED_REASONS = ("deleted", "invalid")
 
@@ -532,7 +535,11 @@ def before_write(m: Any) -> SyncResult | None:
         return None
     res = sync_manager(m)
     if res.kind is not ChangeKind.UNCHANGED or res.appended:
-        m.live_events.append(res)
+        events = m.live_events
+        events.append(res)
+        # The daemon drains these; a library user may never look: keep the newest only.
+        if len(events) > MAX_LIVE_EVENTS:
+            del events[:-MAX_LIVE_EVENTS]
     detached = getattr(m, "_live_detached", None)
     if detached is not None:
         raise ConflictError(
