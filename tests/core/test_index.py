@@ -13,6 +13,7 @@ from sessiontree.core.blobs import BlobStore
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.index import IndexCache, compute_has_text, scan_clean
 from sessiontree.core.manager import SessionManager
+from sessiontree.core.paths import PathEnv
 from sessiontree.core.storage import FileSessionStorage
 
 HEADER = {"type": "session", "version": 3, "id": "sess", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}
@@ -26,6 +27,8 @@ def kw(tmp_path: Path, seed: int = 1, **extra: Any) -> dict[str, Any]:
         "blobs": BlobStore(str(tmp_path / "blobs")),
         "cache_dir": str(tmp_path / "cache"),
         "storage": FileSessionStorage(),
+        "penv": PathEnv(env={}, home=str(tmp_path / "home"), tmp="/nonexistent-tmp"),
+        "agent_dir": str(tmp_path / "agent"),
     }
     base.update(extra)
     return base

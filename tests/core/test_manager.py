@@ -14,6 +14,7 @@ from sessiontree.core.blobs import BlobStore
 from sessiontree.core.errors import EntryNotFoundError, PersistError
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.manager import SessionManager
+from sessiontree.core.paths import PathEnv
 from sessiontree.core.storage import FileSessionStorage
 
 
@@ -43,6 +44,8 @@ def kw(tmp_path: Path, seed: int = 1, storage: Any = None) -> dict[str, Any]:
         "blobs": BlobStore(str(tmp_path / "blobs")),
         "cache_dir": str(tmp_path / "cache"),
         "storage": storage if storage is not None else FileSessionStorage(),
+        "penv": PathEnv(env={}, home=str(tmp_path / "home"), tmp="/nonexistent-tmp"),
+        "agent_dir": str(tmp_path / "agent"),
     }
 
 
@@ -532,14 +535,14 @@ def test_create_branched_session_recreates_labels_in_order(tmp_path: Path) -> No
 
 
 def test_move_to_renames_file_and_updates_cwd(tmp_path: Path) -> None:
-    from sessiontree.core.paths import PathEnv
 
     agent = tmp_path / "agent"
     penv = PathEnv(
         env={"PI_CODING_AGENT_DIR": str(agent)}, home=str(tmp_path / "home"), tmp="/nonexistent-tmp"
     )
     k = kw(tmp_path)
-    m = SessionManager.create(str(tmp_path / "p1"), penv=penv, agent_dir=str(agent), **k)
+    k.update(penv=penv, agent_dir=str(agent))
+    m = SessionManager.create(str(tmp_path / "p1"), **k)
     m.append_message(user("q"))
     m.append_message(assistant("a"))
     old = m.get_session_file() or ""
@@ -553,7 +556,9 @@ def test_move_to_renames_file_and_updates_cwd(tmp_path: Path) -> None:
     assert lines(newp)[0]["cwd"] == str(tmp_path / "p2")
     assert m.get_cwd() == str(tmp_path / "p2")
     # a never-written session stays unwritten
-    f = SessionManager.create(str(tmp_path / "p3"), penv=penv, agent_dir=str(agent), **kw(tmp_path, 7))
+    f = SessionManager.create(
+        str(tmp_path / "p3"), **{**kw(tmp_path, 7), "penv": penv, "agent_dir": str(agent)}
+    )
     f.move_to(str(tmp_path / "p4"))
     assert not os.path.exists(f.get_session_file() or "")
 

@@ -30,6 +30,8 @@ def kw(tmp_path: Path, seed: int = 1) -> dict[str, Any]:
         "blobs": BlobStore(str(tmp_path / "blobs")),
         "cache_dir": str(tmp_path / "cache"),
         "storage": FileSessionStorage(),
+        "penv": PathEnv(env={}, home=str(tmp_path / "home"), tmp="/nonexistent-tmp"),
+        "agent_dir": str(tmp_path / "agent"),
     }
 
 
@@ -279,30 +281,30 @@ def test_continue_recent_prefers_breadcrumb_then_newest_then_new(tmp_path: Path)
     )
     base = {"penv": penv, "agent_dir": str(agent)}
 
-    first = SessionManager.create(cwd, **base, **kw(tmp_path, 1))
+    first = SessionManager.create(cwd, **{**kw(tmp_path, 1), **base})
     first.append_message(user("one"))
     first.append_message(assistant("a"))
-    second = SessionManager.create(cwd, **base, **kw(tmp_path, 2))
+    second = SessionManager.create(cwd, **{**kw(tmp_path, 2), **base})
     second.append_message(user("two"))
     second.append_message(assistant("b"))
     os.utime(first.get_session_file() or "", (1, 1))
     # the breadcrumb names the last created session
-    again = SessionManager.continue_recent(cwd, **base, **kw(tmp_path, 3))
+    again = SessionManager.continue_recent(cwd, **{**kw(tmp_path, 3), **base})
     assert again.get_session_file() == second.get_session_file()
     # the breadcrumb points at the first one: it wins over the newer file
     from sessiontree.core import paths
 
     paths.write_breadcrumb(cwd, first.get_session_file() or "", agent_dir=str(agent), penv=penv)
     assert (
-        SessionManager.continue_recent(cwd, **base, **kw(tmp_path, 4)).get_session_file()
+        SessionManager.continue_recent(cwd, **{**kw(tmp_path, 4), **base}).get_session_file()
         == first.get_session_file()
     )
     # without a terminal: the newest file
     plain = PathEnv(env={"PI_CODING_AGENT_DIR": str(agent)}, home=str(home), tmp="/nonexistent-tmp")
-    got = SessionManager.continue_recent(cwd, penv=plain, agent_dir=str(agent), **kw(tmp_path, 5))
+    got = SessionManager.continue_recent(cwd, **{**kw(tmp_path, 5), **base, "penv": plain})
     assert got.get_session_file() == second.get_session_file()
     # an empty directory: a new session (not written yet)
     other = str(home / "other")
     os.makedirs(other)
-    fresh = SessionManager.continue_recent(other, penv=plain, agent_dir=str(agent), **kw(tmp_path, 6))
+    fresh = SessionManager.continue_recent(other, **{**kw(tmp_path, 6), **base, "penv": plain})
     assert fresh.get_entries() == [] and not os.path.exists(fresh.get_session_file() or "")
