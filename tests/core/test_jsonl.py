@@ -219,6 +219,64 @@ def test_strings_with_lone_surrogates_round_trip(texts: list[str]) -> None:
     assert [dumps_line(v) for v in parse_session_entries(data)] == [dumps_line({"s": t}) for t in texts]
 
 
+jsonish = st.lists(
+    st.sampled_from(
+        [
+            '{"a":1}',
+            '{"a":',
+            "[1,2]",
+            "[",
+            "]",
+            "}",
+            '"s"',
+            '"\\ud800"',
+            '"\\u12',
+            "\\",
+            ",",
+            ":",
+            "0",
+            "01",
+            "-",
+            "1e5",
+            "1.",
+            "12345678901234567890",
+            "0.30000000000000004",
+            "tru",
+            "true",
+            "nul",
+            "\n",
+            "\r\n",
+            " ",
+            "\t",
+            "\x0c",
+            "\ufeff",
+            "é",
+            "x",
+            "#",
+            "NaN",
+            "{}",
+        ]
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
+@given(jsonish, st.booleans())
+def test_fast_path_agrees_with_the_exact_scanner(text: str, as_bytes: bool) -> None:
+    data: bytes | str = text.encode("utf-8") if as_bytes else text
+    fast = parse_jsonl_lenient(data)
+    exact = parse_jsonl_lenient(data, fast=False)
+    assert canon(fast.values) == canon(exact.values)
+    assert fast.dropped == exact.dropped
+    assert (fast.skipped_lines, fast.torn_tail) == (exact.skipped_lines, exact.torn_tail)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_reference_cases_without_the_fast_path(name: str) -> None:
+    assert parse_jsonl_lenient(CASES[name], fast=False).values == EXPECTED[name]
+
+
 structural = st.sampled_from(
     ['{"a":', "[", "]", "}", '"', "\\", ",", "1", "tru", "\n", " ", "x", "{}", '"\\u12']
 )
