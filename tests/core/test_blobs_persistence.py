@@ -52,10 +52,24 @@ def test_put_get_round_trip(blobs: BlobStore, tmp_path: Path) -> None:
     assert Path(put.path).read_bytes() == data
     assert blobs.get(put.hash) == data
     assert blobs.has(put.hash)
-    # The same content rewrites the same file and leaves no temp files.
+    # The same content gives the same blob (an intact one is not rewritten); no temp files.
+    inode = os.stat(put.path).st_ino
     again = blobs.put(data)
     assert again == put
+    assert os.stat(put.path).st_ino == inode
     assert os.listdir(tmp_path / "blobs") == [put.hash]
+
+
+def test_put_repairs_a_corrupted_blob(blobs: BlobStore) -> None:
+    put = blobs.put(b"payload")
+    Path(put.path).write_bytes(b"paylOad")  # same size, wrong content
+    with pytest.raises(BlobError):
+        blobs.get(put.hash)
+    assert blobs.put(b"payload") == put
+    assert blobs.get(put.hash) == b"payload"
+    Path(put.path).write_bytes(b"short")
+    blobs.put(b"payload")
+    assert blobs.get(put.hash) == b"payload"
 
 
 def test_get_missing_and_corrupted(blobs: BlobStore) -> None:

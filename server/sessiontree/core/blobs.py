@@ -55,8 +55,8 @@ class BlobPut:
 class BlobStore:
     """A content-addressed store of byte blobs in one directory.
 
-    Writes are atomic (temp file, fsync, rename); putting the same content again rewrites
-    the same file. Reads verify the content against its hash.
+    Writes are atomic (temp file, fsync, rename); putting content that is already stored
+    intact writes nothing. Reads verify the content against its hash.
     """
 
     def __init__(self, directory: str, storage: SessionStorage | None = None) -> None:
@@ -74,12 +74,26 @@ class BlobStore:
         return os.path.join(self.dir, digest)
 
     def put(self, data: bytes) -> BlobPut:
-        """Store ``data``; returns its hash, path and ``blob:sha256:`` reference."""
+        """Store ``data``; returns its hash, path and ``blob:sha256:`` reference.
+
+        When an intact blob with this hash is already stored it is left as it is (the
+        reference rewrites it with the same bytes; skipping saves a temp file and two
+        fsyncs per image on every full rewrite). A missing or corrupted blob is written.
+        """
         digest = hashlib.sha256(data).hexdigest()
         path = self.path_for(digest)
-        self.storage.ensure_dir(self.dir)
-        self.storage.write_atomic(path, bytes(data))
+        if not self._intact(path, digest, len(data)):
+            self.storage.ensure_dir(self.dir)
+            self.storage.write_atomic(path, bytes(data))
         return BlobPut(digest, path, make_blob_ref(digest))
+
+    def _intact(self, path: str, digest: str, size: int) -> bool:
+        try:
+            if self.storage.stat(path).size != size:
+                return False
+            return hashlib.sha256(self.storage.read_bytes(path)).hexdigest() == digest
+        except OSError:
+            return False
 
     def get(self, digest: str) -> bytes | None:
         """The bytes of blob ``digest``, or ``None`` when it does not exist.
