@@ -1,6 +1,13 @@
 /** Starts `sessiontree serve` through vscode-languageclient and speaks only the protocol. */
 import * as vscode from 'vscode';
-import { LanguageClient, type LanguageClientOptions, RevealOutputChannelOn, type ServerOptions, TransportKind } from 'vscode-languageclient/node';
+import {
+  LanguageClient,
+  type LanguageClientOptions,
+  RevealOutputChannelOn,
+  type ServerOptions,
+  State,
+  TransportKind,
+} from 'vscode-languageclient/node';
 import { ContextKey, INSTALL_HINT, PROTOCOL_VERSION, Setting } from './constants';
 import { errorText, protocolVersionOf, resolveCommand } from './daemonCheck';
 import type { Daemon } from './protocol';
@@ -14,6 +21,9 @@ export class DaemonClient implements Daemon, vscode.Disposable {
   private readonly handlers = new Set<{ method: string; handler: (params: unknown) => void }>();
   private readonly stateEmitter = new vscode.EventEmitter<DaemonState>();
   readonly onDidChangeState = this.stateEmitter.event;
+  private readonly restartEmitter = new vscode.EventEmitter<void>();
+  /** Fires when the language client restarted a crashed daemon: session handles are gone. */
+  readonly onDidRestartAfterCrash = this.restartEmitter.event;
   private stateValue: DaemonState = 'stopped';
   readonly output: vscode.LogOutputChannel;
   private readyPromise: Promise<void> | undefined;
@@ -79,8 +89,21 @@ export class DaemonClient implements Daemon, vscode.Disposable {
       client.onNotification(h.method, h.handler);
     }
     this.client = client;
+    let started = false;
+    client.onDidChangeState((e) => {
+      if (this.client !== client) {
+        return;
+      }
+      if (e.newState === State.Running && started) {
+        this.output.appendLine('the daemon was restarted after it stopped; reopening the session');
+        this.restartEmitter.fire();
+      } else if (e.newState === State.Stopped && started && this.stateValue === 'running') {
+        this.output.appendLine('the daemon stopped');
+      }
+    });
     try {
       await client.start();
+      started = true;
     } catch (err) {
       this.setState('failed');
       const msg = `Session Tree: the daemon \`${resolved} ${args.join(' ')}\` did not start: ${errorText(err)}. ${INSTALL_HINT}`;
@@ -145,6 +168,7 @@ export class DaemonClient implements Daemon, vscode.Disposable {
     const c = this.client;
     this.client = undefined;
     this.stateEmitter.dispose();
+    this.restartEmitter.dispose();
     if (c) {
       await c.dispose(2000).catch(() => undefined);
     }

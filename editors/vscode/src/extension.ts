@@ -60,6 +60,14 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
       }
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => sessions.refresh()),
+    daemon.onDidRestartAfterCrash(() => {
+      const path = current.value?.path;
+      current.clear();
+      sessions.refresh();
+      if (path) {
+        current.open(path).then(undefined, () => undefined);
+      }
+    }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (
         e.affectsConfiguration(`${Setting.section}.${Setting.serverCommand}`) ||

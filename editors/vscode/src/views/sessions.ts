@@ -104,7 +104,10 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
         this.cache = await this.fetch();
       } catch (err) {
         const msg = err instanceof Error ? err.message : String(err);
-        void vscode.window.showErrorMessage(`Session Tree: could not list sessions: ${msg}`);
+        // A daemon that did not start was already reported, with its fix, by the client.
+        if (!msg.startsWith('Session Tree:')) {
+          void vscode.window.showErrorMessage(`Session Tree: could not list sessions: ${msg}`);
+        }
         return [];
       }
     }
