@@ -165,10 +165,10 @@ def sc_appends(workdir: str) -> dict:
 
 
 def sc_daemon(path: str, agent_dir: str) -> dict:
-    from sessiontree.client import SessionTreeClient
+    from sessiontree.client import Client
 
     out: dict = {}
-    with SessionTreeClient.spawn(
+    with Client.spawn(
         init_options={"agentDir": agent_dir, "allowedRoots": [str(Path(path).parent), agent_dir]}
     ) as client:
         t, opened = timed(lambda: client.request("session/open", {"path": path}))
@@ -179,15 +179,15 @@ def sc_daemon(path: str, agent_dir: str) -> dict:
         )
         out["rt_context"], _ = timed(lambda: client.request("session/context", {"session": h}), repeat=3)
         out["rt_tree"], _ = timed(lambda: client.request("session/tree", {"session": h}))
-        out["daemon_hwm_mb"] = vm_hwm_mb(client.pid)
+        out["daemon_hwm_mb"] = vm_hwm_mb(client.process.pid)
     return out
 
 
 def sc_list(agent_dir: str) -> dict:
-    from sessiontree.client import SessionTreeClient
+    from sessiontree.client import Client
 
     out: dict = {}
-    with SessionTreeClient.spawn(init_options={"agentDir": agent_dir}) as client:
+    with Client.spawn(init_options={"agentDir": agent_dir}) as client:
         out["list_2000_cold"], res = timed(lambda: client.request("session/list", {"all": True}))
         out["list_count"] = len(res["sessions"])
         out["list_2000_warm"], _ = timed(lambda: client.request("session/list", {"all": True}), repeat=3)

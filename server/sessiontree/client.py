@@ -18,6 +18,7 @@ the server sends (`window/workDoneProgress/create`) are answered with `null`.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import subprocess
 import sys
@@ -28,7 +29,54 @@ from typing import IO, Any
 
 import orjson
 
-__all__ = ["Client", "RpcError"]
+__all__ = ["Client", "RpcError", "decode_body"]
+
+_DEEP_LOCK = threading.Lock()
+_STACK_PER_LEVEL = 2048  # bytes of C stack per nesting level, generous for the stdlib decoder
+
+
+def decode_body(body: bytes) -> Any:
+    """Decode one message body.
+
+    orjson refuses JSON nested deeper than 1024 levels (a `session/tree` result of a long
+    linear session is that deep: two levels per entry) and a few escapes JSON allows (lone
+    surrogates). Those bodies go to the stdlib decoder, run in a helper thread whose stack
+    and recursion limit are sized from the body's bracket count, so any depth the daemon
+    can send decodes (memory permitting) instead of ending the connection.
+    """
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        pass
+    levels = body.count(b"[") + body.count(b"{") + 100
+    if levels < 900:
+        return json.loads(body)
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = json.loads(body)
+        except BaseException as exc:  # handed to the reading thread
+            box["error"] = exc
+
+    with _DEEP_LOCK:  # the stack size is process-wide and read when a thread starts
+        old_limit = sys.getrecursionlimit()
+        old_stack = threading.stack_size()
+        stack = max(old_stack, 32 << 20, (levels * _STACK_PER_LEVEL + (1 << 20)) & ~0xFFF)
+        helper = threading.Thread(target=run, name="sessiontree-client-deep-json", daemon=True)
+        sys.setrecursionlimit(max(old_limit, levels + 1000))
+        try:
+            threading.stack_size(stack)
+            try:
+                helper.start()
+            finally:
+                threading.stack_size(old_stack)
+            helper.join()
+        finally:
+            sys.setrecursionlimit(old_limit)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 class RpcError(Exception):
@@ -197,7 +245,7 @@ class Client:
             if not chunk:
                 return None
             body += chunk
-        return orjson.loads(body)
+        return decode_body(body)
 
     def _read_loop(self) -> None:
         try:
