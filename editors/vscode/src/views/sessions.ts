@@ -119,7 +119,8 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
     item.id = s.path;
     const age = formatAge(s.modified, this.options.now());
     const count = `${s.messageCount} msg${s.messageCount === 1 ? '' : 's'}`;
-    item.description = this.showAllProjects ? `${count} · ${age} · ${s.cwd}` : `${count} · ${age}`;
+    const project = s.cwd.split(/[\\/]/).filter(Boolean).pop() ?? s.cwd;
+    item.description = this.showAllProjects ? `${count} · ${age} · ${project}` : `${count} · ${age}`;
     const isCurrent = this.current.value?.path === s.path;
     item.iconPath = new vscode.ThemeIcon(
       isCurrent ? 'comment-discussion' : 'comment',
