@@ -155,3 +155,65 @@ def test_navigation_terminates_on_loaded_files(ents: list[dict[str, Any]], data:
         assert build_view(m).total >= 0
     finally:
         os.unlink(path)
+
+
+@st.composite
+def operations(draw: Any) -> list[tuple[str, Any]]:
+    ops = []
+    for _ in range(draw(st.integers(min_value=1, max_value=12))):
+        kind = draw(st.sampled_from(["leaf", "leaf", "leaf", "branch", "label", "move", "dup"]))
+        ops.append((kind, draw(st.integers(min_value=0, max_value=10_000))))
+    return ops
+
+
+@settings(max_examples=80, deadline=None)
+@given(entries(), operations(), st.data())
+def test_cached_views_after_appends_match_a_fresh_build(
+    ents: list[dict[str, Any]], ops: list[Any], data: Any
+) -> None:
+    """The incremental path (appends under the leaf) gives exactly what a full build gives."""
+    ents = [dict(e) for e in ents]
+    live = EntriesTreeSource(ents)
+    modes = [(m, q) for m in FILTER_MODES for q in (None, "hello")]
+    for step, (kind, n) in enumerate(ops):
+        ids = [e["id"] for e in ents]
+        leaf = live.leaf_id
+        new_id = f"n{step}"
+        if kind == "move" and ids:
+            live.leaf_id = ids[n % len(ids)]
+        elif kind == "label" and ids:
+            e = {
+                "type": "label",
+                "id": new_id,
+                "parentId": leaf,
+                "timestamp": "2026-01-01T00:00:05.000Z",
+                "targetId": ids[n % len(ids)],
+                "label": "L1" if n % 2 else "",
+            }
+            ents.append(e)
+            live.append(e)
+        else:
+            parent = ids[n % len(ids)] if kind == "branch" and ids else leaf
+            eid = ids[n % len(ids)] if kind == "dup" and ids else new_id
+            role = ["user", "assistant", "toolResult"][n % 3]
+            msg: dict[str, Any] = {
+                "role": role,
+                "content": [{"type": "text", "text": "hello" if n % 4 else " "}],
+            }
+            if role == "assistant":
+                msg["stopReason"] = "stop"
+            e = {
+                "type": "message",
+                "id": eid,
+                "parentId": parent,
+                "timestamp": "2026-01-01T00:00:05.000Z",
+                "message": msg,
+            }
+            ents.append(e)
+            live.append(e)
+        fresh = EntriesTreeSource(ents, leaf_id=live.leaf_id)
+        for mode, q in data.draw(st.lists(st.sampled_from(modes), min_size=1, max_size=2)):
+            a = build_view(live, filter=mode, search=q)
+            b = build_view(fresh, filter=mode, search=q)
+            assert [(r.id, r.line()) for r in a.rows] == [(r.id, r.line()) for r in b.rows]
+            assert (a.total, a.selected_index) == (b.total, b.selected_index)

@@ -537,6 +537,8 @@ class EntryIndex:
             return
         dup = eid in self._by_id
         self._by_id[eid] = sk
+        if dup:
+            self._ts.pop(eid, None)  # the cached timestamp was the earlier entry's
         if self._tree_ready:
             if dup:
                 self._tree_ready = False  # pathological: rebuild on the next query

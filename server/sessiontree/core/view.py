@@ -21,8 +21,9 @@ from __future__ import annotations
 import math
 import os
 import weakref
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
@@ -455,6 +456,7 @@ class _Cache:
         self.filtered: OrderedDict[Hashable, _Filtered] = OrderedDict()
         self.search_version: Hashable = None
         self.search_text: dict[str, str] = {}
+        self.search_order: dict[str, Any] = {}  # the file order of the entry each text is of
         self.tool_map_version: Hashable = None
         self.tool_map: dict[Any, Mapping[str, Any]] | None = None
 
@@ -529,6 +531,18 @@ class ManagerTreeSource(_SourceBase):
         self.version()
         return self._generation
 
+    def entry_count(self) -> int:
+        """Entries in file order (duplicated ids counted each time)."""
+        return len(self.manager.index)
+
+    def distinct_count(self) -> int:
+        """Distinct entry ids."""
+        return len(self.manager.index.ids())
+
+    def appended_since(self, count: int) -> list[str]:
+        """Ids of the entries after the first ``count`` (file order)."""
+        return [sk.id for sk in self.manager.index.skeletons()[count:]]
+
 
 class EntriesTreeSource(_SourceBase):
     """A `TreeSource` built from a list of entry dicts (a header dict is skipped).
@@ -575,6 +589,18 @@ class EntriesTreeSource(_SourceBase):
         """Entries are only ever added to this source."""
         return 0
 
+    def entry_count(self) -> int:
+        """Entries in file order (duplicated ids counted each time)."""
+        return len(self.index)
+
+    def distinct_count(self) -> int:
+        """Distinct entry ids."""
+        return len(self.index.ids())
+
+    def appended_since(self, count: int) -> list[str]:
+        """Ids of the entries after the first ``count`` (file order)."""
+        return [sk.id for sk in self.index.skeletons()[count:]]
+
     def append(self, entry: Mapping[str, Any], move_leaf: bool = True) -> None:
         """Add an entry (and by default make it the leaf)."""
         self.index.add_held(entry)  # type: ignore[arg-type]
@@ -619,24 +645,45 @@ class _Flat:
     is_last: list[bool]
     gutters: list[tuple[tuple[int, bool], ...]]
     virtual_root: list[bool]
+    just_branched: list[bool]
     multiple_roots: bool
     active_path: frozenset[str]
-    prefix_cache: dict[tuple[int, int, bool, bool], str] = field(default_factory=dict)
+    leaf: str | None = None
+    leaf_index: int | None = None
+    version: Hashable = None
+    content_version: Hashable = None
+    count: int = -1  # source entry count when built (-1: unknown, no extension)
+    distinct: int = -1
+    # How this flat was made from a cached one: (previous version, previous leaf,
+    # position of the previous leaf, number of rows inserted after it).
+    extended_from: tuple[Hashable, str, int, int] | None = None
+    index_of: dict[str, int] | None = None
+    prefix_cache: dict[tuple[int, int, bool, bool], tuple[Any, str]] = field(default_factory=dict)
+
+    def index(self, entry_id: str) -> int | None:
+        """The flattened position of an entry."""
+        if entry_id == self.leaf and self.leaf_index is not None:
+            return self.leaf_index
+        if self.index_of is None:
+            self.index_of = {eid: i for i, eid in enumerate(self.ids)}
+        return self.index_of.get(entry_id)
 
 
 def active_path_ids(source: TreeSource, leaf_id: str | None) -> list[str]:
     """The leaf and its ancestors by ``parentId`` (leaf first), stopping at a repeat."""
-    out: list[str] = []
+    return list(_iter_active_path(source, leaf_id))
+
+
+def _iter_active_path(source: TreeSource, leaf_id: str | None) -> Iterator[str]:
     seen: set[str] = set()
     cur = leaf_id
     while isinstance(cur, str) and cur not in seen:
         seen.add(cur)
-        out.append(cur)
+        yield cur
         sk = source.skeleton(cur)
         if sk is None:
             break
         cur = sk.parent_id
-    return out
 
 
 def _flatten(source: TreeSource, leaf_id: str | None) -> _Flat:
@@ -663,6 +710,7 @@ def _flatten(source: TreeSource, leaf_id: str | None) -> _Flat:
     last_l: list[bool] = []
     gut_l: list[tuple[tuple[int, bool], ...]] = []
     vr_l: list[bool] = []
+    jb_l: list[bool] = []
     # (id, indent, just_branched, show_connector, is_last, gutters, is_virtual_root_child)
     stack: list[tuple[str, int, bool, bool, bool, tuple[tuple[int, bool], ...], bool]] = []
     n_roots = len(roots)
@@ -682,6 +730,7 @@ def _flatten(source: TreeSource, leaf_id: str | None) -> _Flat:
         last_l.append(last)
         gut_l.append(gut)
         vr_l.append(vr)
+        jb_l.append(jb)
         kids = children(nid)
         if not kids:
             continue
@@ -700,9 +749,68 @@ def _flatten(source: TreeSource, leaf_id: str | None) -> _Flat:
         else:
             ci = indent + 1 if (jb and indent > 0) else indent
             stack.append((kids[0], ci, False, False, True, child_gut, False))
-    return _Flat(
-        ids, indent_l, conn_l, last_l, gut_l, vr_l, multi, frozenset(active_path_ids(source, leaf_id))
+    flat = _Flat(
+        ids, indent_l, conn_l, last_l, gut_l, vr_l, jb_l, multi, frozenset(active_path_ids(source, leaf_id))
     )
+    flat.leaf = leaf_id
+    return flat
+
+
+def _extend(source: TreeSource, prev: _Flat, leaf_id: str | None) -> _Flat | None:
+    """The flat for ``leaf_id`` made from ``prev`` when only a chain was appended under its leaf.
+
+    This is what an agent does all the time (append to the leaf, the leaf follows), and it
+    spares a full flattening of a large session. Anything else returns None.
+    """
+    old_leaf = prev.leaf
+    if old_leaf is None or leaf_id is None or prev.count < 0:
+        return None
+    counts = getattr(source, "entry_count", None)
+    if counts is None:
+        return None
+    now = counts()
+    k = now - prev.count
+    if k <= 0 or source.distinct_count() - prev.distinct != k:  # type: ignore[attr-defined]
+        return None  # nothing new, or a new entry reuses an existing id
+    chain = source.appended_since(prev.count)  # type: ignore[attr-defined]
+    if len(chain) != k or chain[-1] != leaf_id or len(set(chain)) != k:
+        return None
+    parent = old_leaf
+    for eid in chain:
+        sk = source.skeleton(eid)
+        if sk is None or sk.parent_id != parent or list(source.children(parent)) != [eid]:
+            return None
+        parent = eid
+    if source.children(leaf_id):
+        return None
+    p = prev.index(old_leaf)
+    if p is None:
+        return None
+    indent = prev.indent[p]
+    gut = prev.gutters[p]
+    if prev.show_connector[p] and not prev.virtual_root[p]:
+        disp = max(0, indent - 1) if prev.multiple_roots else indent
+        child_gut = (*gut, (max(0, disp - 1), not prev.is_last[p]))
+    else:
+        child_gut = gut
+    ci = indent + 1 if (prev.just_branched[p] and indent > 0) else indent
+    at = p + 1
+    flat = _Flat(
+        prev.ids[:at] + chain + prev.ids[at:],
+        prev.indent[:at] + [ci] * k + prev.indent[at:],
+        prev.show_connector[:at] + [False] * k + prev.show_connector[at:],
+        prev.is_last[:at] + [True] * k + prev.is_last[at:],
+        prev.gutters[:at] + [child_gut] * k + prev.gutters[at:],
+        prev.virtual_root[:at] + [False] * k + prev.virtual_root[at:],
+        prev.just_branched[:at] + [False] * k + prev.just_branched[at:],
+        prev.multiple_roots,
+        prev.active_path | frozenset(chain),
+    )
+    flat.leaf = leaf_id
+    flat.leaf_index = p + k
+    flat.extended_from = (prev.version, old_leaf, p, k)
+    flat.prefix_cache = prev.prefix_cache
+    return flat
 
 
 def _prefix(flat: _Flat, i: int) -> str:
@@ -712,11 +820,12 @@ def _prefix(flat: _Flat, i: int) -> str:
         return ""
     has_conn = flat.show_connector[i] and not flat.virtual_root[i]
     gutters = flat.gutters[i]
-    # Rows of one chain share their gutter tuple (kept alive by `flat`), so its id is a key.
+    # Rows of one chain share their gutter tuple, so its id is a key; the entry holds the
+    # tuple itself so that the id cannot be reused while the entry exists.
     key = (id(gutters), disp, has_conn, has_conn and flat.is_last[i])
     cached = flat.prefix_cache.get(key)
-    if cached is not None:
-        return cached
+    if cached is not None and cached[0] is gutters:
+        return cached[1]
     shows: dict[int, bool] = {}
     for pos, show in gutters:
         shows.setdefault(pos, show)  # the first gutter at a position wins (Array.find)
@@ -731,7 +840,7 @@ def _prefix(flat: _Flat, i: int) -> str:
         else:
             cells.append("   ")
     text = "".join(cells)
-    flat.prefix_cache[key] = text
+    flat.prefix_cache[key] = (gutters, text)
     return text
 
 
@@ -746,28 +855,77 @@ def _display_indent(flat: _Flat, i: int) -> int:
 @dataclass(slots=True)
 class _Filtered:
     flat: _Flat
-    rows: list[int]  # indices into flat
-    pos: dict[str, int] | None = None  # id -> row index, built on demand
+    rows: list[int]  # indices into flat, ascending
     selected: int | None = -1  # -1: not computed yet
 
     def position(self, entry_id: str) -> int | None:
-        if self.pos is None:
-            ids = self.flat.ids
-            self.pos = {ids[fi]: r for r, fi in enumerate(self.rows)}
-        return self.pos.get(entry_id)
+        fi = self.flat.index(entry_id)
+        if fi is None:
+            return None
+        r = bisect_left(self.rows, fi)
+        return r if r < len(self.rows) and self.rows[r] == fi else None
 
 
 _SEARCH_BATCH = 4096
 
 
 def _fill_search_text(source: TreeSource, cache: _Cache, ids: list[str]) -> None:
-    missing = [i for i in ids if i not in cache.search_text]
+    texts = cache.search_text
+    orders = cache.search_order
+    skeleton = source.skeleton
+    missing = []
+    for eid in ids:
+        if eid in texts:
+            sk = skeleton(eid)
+            # a later entry with the same id replaces the earlier one
+            if sk is None or getattr(sk, "order", None) == orders.get(eid):
+                continue
+        missing.append(eid)
     getter = getattr(source, "get_entries", None)
     for start in range(0, len(missing), _SEARCH_BATCH):
         chunk = missing[start : start + _SEARCH_BATCH]
         entries = getter(chunk) if getter is not None else [source.get_entry(i) for i in chunk]
         for eid, entry in zip(chunk, entries, strict=True):
-            cache.search_text[eid] = " ".join(_searchable_body(entry)) if entry is not None else ""
+            texts[eid] = " ".join(_searchable_body(entry)) if entry is not None else ""
+            sk = skeleton(eid)
+            orders[eid] = getattr(sk, "order", None) if sk is not None else None
+
+
+def _keep(sk: Any, eid: str, leaf_id: str | None, mode: str, labels: Mapping[str, str]) -> bool:
+    """The assistant rule and the filter mode (search is applied separately)."""
+    etype = sk.type
+    role = sk.role if etype == "message" else None
+    if role == "assistant" and eid != leaf_id and not sk.has_text:
+        stop = sk.stop_reason
+        if not stop or stop in ("stop", "toolUse"):
+            return False
+    if mode == "default":
+        return etype not in _SETTINGS_TYPES
+    if mode == "no-tools":
+        return etype not in _SETTINGS_TYPES and role != "toolResult"
+    if mode == "user-only":
+        return role == "user"
+    if mode == "labeled-only":
+        return eid in labels
+    return True
+
+
+def _search(
+    source: TreeSource, cache: _Cache, ids: list[str], indices: list[int], tokens: list[str]
+) -> list[int]:
+    _fill_search_text(source, cache, [ids[i] for i in indices])
+    labels = source.labels
+    texts = cache.search_text
+    matched: list[int] = []
+    for i in indices:
+        eid = ids[i]
+        body = texts[eid]
+        label = labels.get(eid)
+        text = (f"{label} {body}" if body else label) if label else body
+        low = text.lower()
+        if all(t in low for t in tokens):
+            matched.append(i)
+    return matched
 
 
 def _visible(
@@ -778,41 +936,39 @@ def _visible(
     out: list[int] = []
     for i, eid in enumerate(flat.ids):
         sk = skeleton(eid)
-        if sk is None:
-            continue
-        etype = sk.type
-        role = sk.role if etype == "message" else None
-        if role == "assistant" and eid != leaf_id and not sk.has_text:
-            stop = sk.stop_reason
-            if not stop or stop in ("stop", "toolUse"):
-                continue
-        if mode == "default":
-            if etype in _SETTINGS_TYPES:
-                continue
-        elif mode == "no-tools":
-            if etype in _SETTINGS_TYPES or role == "toolResult":
-                continue
-        elif mode == "user-only":
-            if role != "user":
-                continue
-        elif mode == "labeled-only" and eid not in labels:
-            continue
-        out.append(i)
-    if not tokens:
-        return out
-    ids = flat.ids
-    _fill_search_text(source, cache, [ids[i] for i in out])
-    texts = cache.search_text
-    matched: list[int] = []
-    for i in out:
-        eid = ids[i]
-        body = texts[eid]
-        label = labels.get(eid)
-        text = (f"{label} {body}" if body else label) if label else body
-        low = text.lower()
-        if all(t in low for t in tokens):
-            matched.append(i)
-    return matched
+        if sk is not None and _keep(sk, eid, leaf_id, mode, labels):
+            out.append(i)
+    return _search(source, cache, flat.ids, out, tokens) if tokens else out
+
+
+def _visible_extended(
+    source: TreeSource, cache: _Cache, flat: _Flat, prev: _Filtered, mode: str, tokens: list[str]
+) -> list[int] | None:
+    """The rows of an extended flat from the previous rows (see `_extend`)."""
+    if flat.extended_from is None:
+        return None
+    _, old_leaf, p, k = flat.extended_from
+    chain = flat.ids[p + 1 : p + 1 + k]
+    skeleton = source.skeleton
+    labels = source.labels
+    sks = [skeleton(eid) for eid in chain]
+    if any(sk is None or sk.type == "label" for sk in sks):
+        return None  # a label may change rows anywhere
+    leaf = flat.leaf
+    cut = bisect_right(prev.rows, p)
+    head = prev.rows[:cut]
+    if head and head[-1] == p:
+        old_sk = skeleton(old_leaf)
+        if old_sk is None or not _keep(old_sk, old_leaf, leaf, mode, labels):
+            head.pop()  # the old leaf is no longer exempt from the assistant rule
+    new = [
+        p + 1 + j
+        for j, (eid, sk) in enumerate(zip(chain, sks, strict=True))
+        if _keep(sk, eid, leaf, mode, labels)
+    ]
+    if tokens and new:
+        new = _search(source, cache, flat.ids, new, tokens)
+    return head + new + [i + k for i in prev.rows[cut:]]
 
 
 # --- tool calls for toolResult rows ----------------------------------------------------
@@ -1008,17 +1164,36 @@ def _filtered(
     content_version = getattr(source, "content_version", source.version)()
     if cache.search_version != content_version:
         cache.search_text.clear()
+        cache.search_order.clear()
         cache.search_version = content_version
     fkey = (version, leaf_id)
     flat = cache.flat.get(fkey)
     if flat is None:
-        flat = _flatten(source, leaf_id)
+        prev = next(reversed(cache.flat.values()), None)
+        if prev is not None and prev.content_version == content_version:
+            flat = _extend(source, prev, leaf_id)
+        if flat is None:
+            flat = _flatten(source, leaf_id)
+        flat.version = version
+        flat.content_version = content_version
+        counts = getattr(source, "entry_count", None)
+        if counts is not None:
+            flat.count = counts()
+            flat.distinct = source.distinct_count()  # type: ignore[attr-defined]
         _cache_put(cache.flat, fkey, flat, 4)
     tokens = [t for t in (search or "").lower().split() if t]
     key = (version, leaf_id, mode, tuple(tokens))
     filt = cache.filtered.get(key)
     if filt is None:
-        filt = _Filtered(flat, _visible(source, cache, flat, leaf_id, mode, tokens))
+        rows: list[int] | None = None
+        if flat.extended_from is not None:
+            prev_version, prev_leaf, _, _ = flat.extended_from
+            prev_filt = cache.filtered.get((prev_version, prev_leaf, mode, tuple(tokens)))
+            if prev_filt is not None:
+                rows = _visible_extended(source, cache, flat, prev_filt, mode, tokens)
+        if rows is None:
+            rows = _visible(source, cache, flat, leaf_id, mode, tokens)
+        filt = _Filtered(flat, rows)
         _cache_put(cache.filtered, key, filt, 8)
     return filt, cache, version
 
@@ -1029,7 +1204,7 @@ def _selected(filt: _Filtered, source: TreeSource, leaf_id: str | None) -> int |
     sel: int | None = None
     if filt.rows:
         sel = len(filt.rows) - 1
-        for eid in active_path_ids(source, leaf_id):
+        for eid in _iter_active_path(source, leaf_id):
             pos = filt.position(eid)
             if pos is not None:
                 sel = pos
