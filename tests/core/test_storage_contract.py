@@ -340,6 +340,16 @@ def test_lock_excludes_other_holders_and_times_out(env: Env) -> None:
     assert errors == []
     with s.lock(f, timeout=1):
         pass
+    # Shared locks coexist; an exclusive one waits for them.
+    with (
+        s.lock(f, shared=True),
+        s.lock(f, shared=True, timeout=0.1),
+        pytest.raises(LockTimeoutError),
+        s.lock(f, timeout=0.05),
+    ):
+        pass
+    with s.lock(f, timeout=0.1):
+        pass
     # The lock file never looks like a session.
     assert not any(p.endswith(".jsonl") and p != f for p in s.list_files(env.root))
 
@@ -410,8 +420,6 @@ def test_lock_file_is_a_hidden_sidecar(tmp_path: Path) -> None:
     assert lock_file_path(f) == str(tmp_path / ".s.jsonl.lock")
     with storage.lock(f):
         assert os.path.exists(lock_file_path(f))
-    with storage.lock(f, shared=True), storage.lock(f, shared=True, timeout=0.1):
-        pass  # shared locks coexist
 
 
 def test_lock_excludes_another_process(tmp_path: Path) -> None:

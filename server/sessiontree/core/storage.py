@@ -522,7 +522,7 @@ class MemorySessionStorage:
     def __init__(self) -> None:
         self._files: dict[str, _MemoryFile] = {}
         self._dirs: set[str] = {"/", "", "."}
-        self._locks: dict[str, threading.Lock] = {}
+        self._locks: dict[str, _RWLock] = {}
         self._guard = threading.RLock()
         self._last_ns = 0
 
@@ -682,15 +682,43 @@ class MemorySessionStorage:
 
     @contextmanager
     def lock(self, path: str, timeout: float = _DEFAULT_LOCK_TIMEOUT, shared: bool = False) -> Iterator[None]:
-        # Shared locks are exclusive here; an in-memory store has a single process anyway.
         with self._guard:
-            lk = self._locks.setdefault(self._norm(path), threading.Lock())
-        if not lk.acquire(timeout=max(timeout, 0.0)):
-            raise LockTimeoutError(path, timeout)
+            state = self._locks.setdefault(self._norm(path), _RWLock())
+        state.acquire(shared, path, timeout)
         try:
             yield
         finally:
-            lk.release()
+            state.release(shared)
+
+
+class _RWLock:
+    """Many shared holders or one exclusive holder, like ``flock`` on separate descriptors."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writer = False
+
+    def acquire(self, shared: bool, path: str, timeout: float) -> None:
+        deadline = time.monotonic() + max(timeout, 0.0)
+        with self._cond:
+            while self._writer or (not shared and self._readers):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise LockTimeoutError(path, timeout)
+                self._cond.wait(remaining)
+            if shared:
+                self._readers += 1
+            else:
+                self._writer = True
+
+    def release(self, shared: bool) -> None:
+        with self._cond:
+            if shared:
+                self._readers -= 1
+            else:
+                self._writer = False
+            self._cond.notify_all()
 
 
 # --------------------------------------------------------------------------- faults
