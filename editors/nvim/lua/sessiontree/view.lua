@@ -35,7 +35,8 @@ M.FOOTER = FOOTER
 ---@field selected_index integer|nil
 ---@field gen integer bumped on every reload; stale answers are dropped
 ---@field renders integer bumped after every render (tests and statuslines can watch it)
----@field loading boolean
+---@field loading boolean a reload is in flight
+---@field paging boolean a page (more rows at either end) is being fetched
 
 ---@type table<integer, sessiontree.State>
 local states = {}
@@ -253,6 +254,14 @@ end
 ---@param opts? {keep_id?: string, to_selected?: boolean, on_done?: fun()}
 function M.reload(state, opts)
   opts = opts or {}
+  -- A reload supersedes one still in flight (its answer is dropped); keep that one's
+  -- intent (where the cursor goes) unless this one has its own.
+  if state.loading and state.intent and opts.keep_id == nil and not opts.to_selected then
+    opts = vim.tbl_extend("force", opts, state.intent)
+  end
+  state.intent = (opts.keep_id ~= nil or opts.to_selected)
+      and { keep_id = opts.keep_id, to_selected = opts.to_selected }
+    or nil
   local page = config.get().sidebar.page_size
   state.gen = state.gen + 1
   local gen = state.gen
@@ -263,6 +272,7 @@ function M.reload(state, opts)
   state.loading = true
   local function done()
     state.loading = false
+    state.intent = nil
     if opts.on_done then
       opts.on_done()
     end
@@ -339,7 +349,7 @@ end
 
 --- Load the next (direction 1) or previous (-1) page when the cursor nears that end.
 function M.maybe_page(state)
-  if state.loading or not win_valid(state) or #state.rows == 0 then
+  if state.loading or state.paging or not win_valid(state) or #state.rows == 0 then
     return
   end
   local page = config.get().sidebar.page_size
@@ -348,9 +358,9 @@ function M.maybe_page(state)
   local gen = state.gen
   if line > #state.rows - margin and state.first + #state.rows < state.total then
     local offset = state.first + #state.rows
-    state.loading = true
+    state.paging = true
     client.request(client.methods.view, view_params(state, offset, page), function(err, result)
-      state.loading = false
+      state.paging = false
       if gen ~= state.gen or not vim.api.nvim_buf_is_valid(state.buf) then
         return
       end
@@ -375,9 +385,9 @@ function M.maybe_page(state)
   elseif line <= margin and state.first > 0 then
     local offset = math.max(0, state.first - page)
     local limit = state.first - offset
-    state.loading = true
+    state.paging = true
     client.request(client.methods.view, view_params(state, offset, limit), function(err, result)
-      state.loading = false
+      state.paging = false
       if gen ~= state.gen or not vim.api.nvim_buf_is_valid(state.buf) then
         return
       end
@@ -489,6 +499,7 @@ function M.show(open_result, opts)
       gen = 0,
       renders = 0,
       loading = false,
+      paging = false,
       filter = config.get().sidebar.filter,
     }
     states[tab] = state

@@ -455,7 +455,10 @@ describe(":SessionTree", function()
     H.feed("L")
     H.wait(function()
       return vim.tbl_contains(H.lines(st1), "• [read it] assistant: I will read the CLI first.")
-    end, "label shown in the other tab")
+        and vim.tbl_contains(H.lines(st2), "• [read it] assistant: I will read the CLI first.")
+        and not st1.loading
+        and not st2.loading
+    end, "label shown in both tabs")
     assert.are.same(H.lines(st1), H.lines(st2))
   end)
 
@@ -568,7 +571,7 @@ describe("a long session", function()
     for _ = 1, 40 do
       move("gg")
       vim.wait(200, function()
-        return not st.loading
+        return not st.loading and not st.paging
       end, 5)
       if st.first == 0 then
         break
@@ -578,7 +581,7 @@ describe("a long session", function()
     move("G")
     for _ = 1, 40 do
       vim.wait(200, function()
-        return not st.loading
+        return not st.loading and not st.paging
       end, 5)
       move("G")
       if st.first + #st.rows >= st.total then
@@ -586,7 +589,7 @@ describe("a long session", function()
       end
     end
     H.wait(function()
-      return not st.loading
+      return not st.loading and not st.paging
     end)
     assert.are.same(full, H.lines(st))
     assert.is_true(require("sessiontree.view").focus_id(st, leaf_id))
