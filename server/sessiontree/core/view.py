@@ -637,6 +637,25 @@ def as_tree_source(obj: Any) -> TreeSource:
 # --- flattening ------------------------------------------------------------------------
 
 
+class _PathSet:
+    """The active path's ids: a shared base plus what appends added (cheap to extend)."""
+
+    __slots__ = ("base", "extra")
+
+    def __init__(self, base: frozenset[str], extra: frozenset[str] = frozenset()) -> None:
+        self.base = base
+        self.extra = extra
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self.extra or entry_id in self.base
+
+    def extended(self, ids: Iterable[str]) -> _PathSet:
+        extra = self.extra | frozenset(ids)
+        if len(extra) > 4096:
+            return _PathSet(self.base | extra)
+        return _PathSet(self.base, extra)
+
+
 @dataclass(slots=True)
 class _Flat:
     ids: list[str]
@@ -647,7 +666,7 @@ class _Flat:
     virtual_root: list[bool]
     just_branched: list[bool]
     multiple_roots: bool
-    active_path: frozenset[str]
+    active_path: _PathSet
     leaf: str | None = None
     leaf_index: int | None = None
     version: Hashable = None
@@ -750,7 +769,15 @@ def _flatten(source: TreeSource, leaf_id: str | None) -> _Flat:
             ci = indent + 1 if (jb and indent > 0) else indent
             stack.append((kids[0], ci, False, False, True, child_gut, False))
     flat = _Flat(
-        ids, indent_l, conn_l, last_l, gut_l, vr_l, jb_l, multi, frozenset(active_path_ids(source, leaf_id))
+        ids,
+        indent_l,
+        conn_l,
+        last_l,
+        gut_l,
+        vr_l,
+        jb_l,
+        multi,
+        _PathSet(frozenset(active_path_ids(source, leaf_id))),
     )
     flat.leaf = leaf_id
     return flat
@@ -804,7 +831,7 @@ def _extend(source: TreeSource, prev: _Flat, leaf_id: str | None) -> _Flat | Non
         prev.virtual_root[:at] + [False] * k + prev.virtual_root[at:],
         prev.just_branched[:at] + [False] * k + prev.just_branched[at:],
         prev.multiple_roots,
-        prev.active_path | frozenset(chain),
+        prev.active_path.extended(chain),
     )
     flat.leaf = leaf_id
     flat.leaf_index = p + k
