@@ -346,3 +346,29 @@ def test_forked_session_follows_its_new_file(env: Env, daemon: Client) -> None:
     assert wait_external_ids(daemon, s, ids, start) == ids
     entries = daemon.request("session/entries", {"session": s})["entries"]
     assert [e["id"] for e in entries] == file_ids(new)
+
+
+def test_own_writes_are_not_announced_as_external(env: Env, daemon: Client) -> None:
+    path = env.new_session("own")
+    s = daemon.request("session/open", {"path": str(path)})["session"]
+    start = len(daemon.notifications)
+    mine = [
+        daemon.request(
+            "session/append",
+            {"session": s, "entry": {"type": "message", "message": {"role": "user", "content": f"mine {i}"}}},
+        )["id"]
+        for i in range(3)
+    ]
+    assert daemon.request("session/setName", {"session": s, "name": "named here"})["changed"]
+    # An external append afterwards is announced alone, as the child of our last entry.
+    ids = run_writer(path, 1)
+    got = wait_external_ids(daemon, s, ids, start)
+    assert got == ids
+    notes = [n for n, p in daemon.notifications[start:] if p.get("session") == s]
+    assert "session/didReload" not in notes
+    local = [
+        p for n, p in daemon.notifications[start:] if n == "session/didChange" and p["source"] == "local"
+    ]
+    assert [p["appended"][0]["id"] for p in local] == mine
+    assert external_changes(daemon, s, start)[0]["appended"][0]["parentId"] == mine[-1]
+    assert file_ids(path) == [*file_ids(path)[:2], *mine, *ids]
