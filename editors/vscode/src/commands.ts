@@ -7,7 +7,7 @@ import type { Daemon, NavigateResult, OpenResult, PrepareNavigationResult, Sessi
 import type { CurrentSession } from './session';
 import { hasChatModel, summarizeWithModel } from './summarize';
 import type { RowNode } from './views/rows';
-import type { SessionTreeProvider, TreeElement } from './views/sessionTree';
+import { LoadMoreElement, type SessionTreeProvider, type TreeElement } from './views/sessionTree';
 import type { SessionsProvider } from './views/sessions';
 import { sessionLabel } from './views/sessions';
 
@@ -201,7 +201,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       return { ...res, session: opened.handle };
     }),
     reg(Command.treeRefresh, () => tree.refresh()),
-    reg(Command.treeLoadMore, () => tree.loadMore()),
+    reg(Command.treeLoadMore, (gap?: LoadMoreElement) => tree.loadMore(gap instanceof LoadMoreElement ? gap : undefined)),
     reg(Command.treeSetFilter, async (mode?: FilterMode) => {
       let m = mode;
       if (!m) {

@@ -4,15 +4,25 @@ import { Command, FILTER_MODES, type FilterMode, Method, Notification } from '..
 import type { Daemon, Row, ViewResult } from '../protocol';
 import { entryTooltipMarkdown } from '../render';
 import type { CurrentSession, OpenSession } from '../session';
-import { formatAge, iconForRow, nestRows, type NestedRows, type RowNode, rowContextValue, rowLabel } from './rows';
+import { formatAge, iconForRow, nestRows, type RowNode, rowContextValue, rowLabel } from './rows';
 
-/** The "Load more…" element at the end of a paged view. */
+/**
+ * A "Load more…" element: a gap of `hidden` rows starting at row `offset` that has not been
+ * fetched yet (between the first page and the window around the leaf, or at the end).
+ */
 export class LoadMoreElement {
   readonly kind = 'loadMore';
   constructor(
-    readonly loaded: number,
+    readonly offset: number,
+    readonly hidden: number,
     readonly total: number,
   ) {}
+}
+
+/** A contiguous run of loaded rows, starting at row `start` of the view. */
+interface Segment {
+  start: number;
+  rows: Row[];
 }
 
 export type TreeElement = RowNode | LoadMoreElement;
@@ -40,11 +50,12 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
   /** Fires after each completed load with the leaf it found. */
   readonly onDidLoad = this.loadEmitter.event;
 
-  private rows: Row[] = [];
+  private segments: Segment[] = [];
   private total = 0;
   private leafId: string | null = null;
   private selectedIndex = -1;
-  private nested: NestedRows = { roots: [], byId: new Map() };
+  private topLevel: TreeElement[] = [];
+  private byId = new Map<string, RowNode>();
   private generation = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private loading: Promise<void> = Promise.resolve();
@@ -68,10 +79,10 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
           return; // a rename: same session, same rows
         }
         this.shownKey = key;
-        this.rows = [];
+        this.segments = [];
         this.total = 0;
         this.leafId = null;
-        this.nested = { roots: [], byId: new Map() };
+        this.rebuild();
         this.changeEmitter.fire();
         void this.refresh();
       }),
@@ -93,7 +104,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
 
   /** The rows loaded so far (view order). */
   get loadedRows(): readonly Row[] {
-    return this.rows;
+    return this.segments.flatMap((seg) => seg.rows);
   }
 
   get totalRows(): number {
@@ -127,9 +138,9 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     return run;
   }
 
-  /** Loads the next page. */
-  loadMore(): Promise<void> {
-    const run = this.loading.then(() => this.loadPage()).catch((err: unknown) => this.reportError(err));
+  /** Fetches the next page of a gap (the first gap when none is given). */
+  loadMore(gap?: LoadMoreElement): Promise<void> {
+    const run = this.loading.then(() => this.loadPage(gap)).catch((err: unknown) => this.reportError(err));
     this.loading = run;
     return run;
   }
@@ -139,13 +150,13 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
       throw new Error(`Unknown filter mode "${mode}"; expected one of ${FILTER_MODES.join(', ')}`);
     }
     this.filter = mode;
-    this.rows = [];
+    this.segments = [];
     return this.refresh();
   }
 
   setSearch(query: string): Promise<void> {
     this.search = query.trim();
-    this.rows = [];
+    this.segments = [];
     return this.refresh();
   }
 
@@ -162,34 +173,42 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     return params;
   }
 
+  /**
+   * Loads the first page and, when the leaf's row lies beyond it (a long conversation has its
+   * leaf near the end), a window of one page around the leaf, with a "Load more…" gap between.
+   * Reloads keep the sizes the user already loaded.
+   */
   private async load(): Promise<void> {
     const session = this.session.value;
     const gen = ++this.generation;
     if (!session) {
-      this.rows = [];
+      this.segments = [];
       this.total = 0;
-      this.nested = nestRows([]);
+      this.rebuild();
       this.changeEmitter.fire();
       return;
     }
-    const want = Math.max(this.options.pageSize, this.rows.length);
-    const first = await this.daemon.request<ViewResult>(Method.view, this.viewParams(0, want));
-    let rows = first.rows;
-    // Make sure the leaf's row (or its nearest visible ancestor) is loaded so it can be revealed.
-    if (first.selectedIndex >= rows.length && rows.length < first.total) {
-      const extra = first.selectedIndex + 1 - rows.length + Math.floor(this.options.pageSize / 2);
-      const more = await this.daemon.request<ViewResult>(Method.view, this.viewParams(rows.length, extra));
-      rows = rows.concat(more.rows);
+    const page = this.options.pageSize;
+    const headLen = Math.max(page, this.segments[0]?.rows.length ?? 0);
+    const first = await this.daemon.request<ViewResult>(Method.view, this.viewParams(0, headLen));
+    const segments: Segment[] = [{ start: 0, rows: first.rows }];
+    const sel = first.selectedIndex;
+    if (sel >= first.rows.length && first.rows.length < first.total) {
+      const oldTail = this.segments.length > 1 ? this.segments[this.segments.length - 1].rows.length : 0;
+      const winLen = Math.max(page, oldTail);
+      const winStart = Math.max(first.rows.length, Math.min(sel - Math.floor(page / 2), first.total - winLen));
+      const win = await this.daemon.request<ViewResult>(Method.view, this.viewParams(winStart, winLen));
+      segments.push({ start: winStart, rows: win.rows });
     }
     if (gen !== this.generation || this.session.value?.handle !== session.handle) {
       return;
     }
     const oldLeaf = this.leafId;
-    this.rows = rows;
+    this.segments = mergeSegments(segments);
     this.total = first.total;
     this.leafId = first.leafId;
-    this.selectedIndex = first.selectedIndex;
-    this.nested = nestRows(rows);
+    this.selectedIndex = sel;
+    this.rebuild();
     if (session.leafId !== first.leafId) {
       session.leafId = first.leafId;
     }
@@ -197,24 +216,67 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     this.loadEmitter.fire({ session, leafId: first.leafId, leafChanged: oldLeaf !== first.leafId });
   }
 
-  private async loadPage(): Promise<void> {
+  private async loadPage(gap?: LoadMoreElement): Promise<void> {
     const session = this.session.value;
-    if (!session || this.rows.length >= this.total) {
+    const target = gap ?? this.gaps()[0];
+    if (!session || !target) {
       return;
     }
     const gen = ++this.generation;
-    const page = await this.daemon.request<ViewResult>(
-      Method.view,
-      this.viewParams(this.rows.length, this.options.pageSize),
-    );
+    const limit = Math.min(this.options.pageSize, target.hidden);
+    const page = await this.daemon.request<ViewResult>(Method.view, this.viewParams(target.offset, limit));
     if (gen !== this.generation || this.session.value?.handle !== session.handle) {
       return;
     }
-    this.rows = this.rows.concat(page.rows);
+    this.segments = mergeSegments([...this.segments, { start: target.offset, rows: page.rows }]);
     this.total = page.total;
     this.leafId = page.leafId;
-    this.nested = nestRows(this.rows);
+    this.rebuild();
     this.changeEmitter.fire();
+  }
+
+  /** The unloaded gaps, in view order. */
+  private gaps(): LoadMoreElement[] {
+    const gaps: LoadMoreElement[] = [];
+    let pos = 0;
+    for (const seg of this.segments) {
+      if (seg.start > pos) {
+        gaps.push(new LoadMoreElement(pos, seg.start - pos, this.total));
+      }
+      pos = seg.start + seg.rows.length;
+    }
+    if (pos < this.total && this.segments.length > 0) {
+      gaps.push(new LoadMoreElement(pos, this.total - pos, this.total));
+    }
+    return gaps;
+  }
+
+  /** Nests each segment on its own (a row never hangs under a row across a gap). */
+  private rebuild(): void {
+    const top: TreeElement[] = [];
+    const byId = new Map<string, RowNode>();
+    const gaps = this.gaps();
+    let pos = 0;
+    for (const seg of this.segments) {
+      const gap = gaps.find((g) => g.offset === pos && seg.start > pos);
+      if (gap) {
+        top.push(gap);
+      }
+      const nested = nestRows(seg.rows);
+      top.push(...nested.roots);
+      for (const [id, node] of nested.byId) {
+        if (!byId.has(id)) {
+          byId.set(id, node);
+        }
+      }
+      pos = seg.start + seg.rows.length;
+    }
+    const tail = gaps.find((g) => g.offset === pos);
+    if (tail) {
+      top.push(tail);
+    }
+    this.topLevel = top;
+    this.byId = byId;
   }
 
   private reportError(err: unknown): void {
@@ -225,17 +287,18 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
   /** The node of the leaf, or of its nearest visible ancestor (the selector's selection). */
   leafNode(): RowNode | undefined {
     if (this.leafId) {
-      const node = this.nested.byId.get(this.leafId);
+      const node = this.byId.get(this.leafId);
       if (node) {
         return node;
       }
     }
-    const row = this.rows[this.selectedIndex];
-    return row ? this.nested.byId.get(row.id) : undefined;
+    const seg = this.segments.find((g) => this.selectedIndex >= g.start && this.selectedIndex < g.start + g.rows.length);
+    const row = seg?.rows[this.selectedIndex - seg.start];
+    return row ? this.byId.get(row.id) : undefined;
   }
 
   nodeById(id: string): RowNode | undefined {
-    return this.nested.byId.get(id);
+    return this.byId.get(id);
   }
 
   getChildren(element?: TreeElement): TreeElement[] {
@@ -245,11 +308,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     if (element) {
       return element.children;
     }
-    const roots: TreeElement[] = [...this.nested.roots];
-    if (this.rows.length < this.total) {
-      roots.push(new LoadMoreElement(this.rows.length, this.total));
-    }
-    return roots;
+    return this.topLevel;
   }
 
   getParent(element: TreeElement): TreeElement | undefined {
@@ -259,12 +318,12 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
   getTreeItem(element: TreeElement): vscode.TreeItem {
     if (element instanceof LoadMoreElement) {
       const item = new vscode.TreeItem(
-        `Load more… (${element.loaded} of ${element.total} rows)`,
+        `Load more… (${element.hidden} of ${element.total} rows not shown)`,
         vscode.TreeItemCollapsibleState.None,
       );
-      item.id = `sessiontree.loadMore`;
+      item.id = `sessiontree.loadMore.${element.offset}`;
       item.iconPath = new vscode.ThemeIcon('ellipsis');
-      item.command = { command: Command.treeLoadMore, title: 'Load more' };
+      item.command = { command: Command.treeLoadMore, title: 'Load more', arguments: [element] };
       item.contextValue = 'loadMore';
       return item;
     }
@@ -329,4 +388,20 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     this.changeEmitter.dispose();
     this.loadEmitter.dispose();
   }
+}
+
+/** Sorts segments and joins the ones that touch or overlap. */
+function mergeSegments(segments: Segment[]): Segment[] {
+  const sorted = [...segments].filter((seg) => seg.rows.length > 0).sort((a, b) => a.start - b.start);
+  const out: Segment[] = [];
+  for (const seg of sorted) {
+    const last = out[out.length - 1];
+    if (last && seg.start <= last.start + last.rows.length) {
+      const skip = last.start + last.rows.length - seg.start;
+      last.rows = last.rows.concat(seg.rows.slice(skip));
+    } else {
+      out.push({ start: seg.start, rows: [...seg.rows] });
+    }
+  }
+  return out;
 }

@@ -69,29 +69,59 @@ test('branch points are expanded on the active path and collapsed elsewhere', as
   assert.equal(tree.leafNode().row.id, 'b');
 });
 
-test('long sessions are paged with a "Load more…" item', async () => {
-  const { current, tree } = setup(makeRows(120), { pageSize: 50 });
-  // the leaf is row 119: the first load fetches up to it so it can be revealed
+test('long sessions: the first page plus a window around a far leaf, with a "Load more…" gap', async () => {
+  const { current, tree, daemon } = setup(makeRows(120), { pageSize: 50 });
   await current.open('/tmp/s.jsonl');
   await tree.whenIdle();
-  assert.equal(tree.loadedRows.length, 120);
+  const views = daemon.calls.filter(([m]) => m === 'session/view').map(([, p]) => [p.offset, p.limit]);
+  assert.deepEqual(views, [[0, 50], [70, 50]], 'the window ends at the last row and holds the leaf');
+  let top = tree.getChildren();
+  assert.equal(top.length, 50 + 1 + 50);
+  const gap = top[50];
+  assert.ok(gap instanceof LoadMoreElement);
+  assert.equal(gap.offset, 50);
+  assert.equal(gap.hidden, 20);
+  const item = tree.getTreeItem(gap);
+  assert.equal(item.label, 'Load more… (20 of 120 rows not shown)');
+  assert.equal(item.command.command, 'sessiontree.tree.loadMore');
+  assert.deepEqual(item.command.arguments, [gap]);
+  assert.equal(tree.leafNode().row.id, 'e119');
+  await tree.loadMore(gap);
+  assert.deepEqual(daemon.calls.at(-1)[1].offset, 50);
+  assert.equal(daemon.calls.at(-1)[1].limit, 20);
+  top = tree.getChildren();
+  assert.equal(top.length, 120);
+  assert.ok(top.every((n) => !(n instanceof LoadMoreElement)));
+  assert.deepEqual(tree.loadedRows.map((r) => r.id), makeRows(120).map((r) => r.id));
+});
+
+test('long sessions with the leaf near the top page forward from the end', async () => {
   const { current: c2, tree: t2, setRows } = setup(makeRows(120), { pageSize: 50 });
-  const rows = makeRows(120).map((r, i) => ({ ...r, isLeaf: i === 10 }));
-  setRows(rows);
+  setRows(makeRows(120).map((r, i) => ({ ...r, isLeaf: i === 10 })));
   await c2.open('/tmp/s.jsonl');
   await t2.whenIdle();
   let top = t2.getChildren();
   assert.equal(top.length, 51);
-  const more = top[50];
-  assert.ok(more instanceof LoadMoreElement);
-  const item = t2.getTreeItem(more);
-  assert.equal(item.label, 'Load more… (50 of 120 rows)');
-  assert.equal(item.command.command, 'sessiontree.tree.loadMore');
+  assert.equal(top[50].hidden, 70);
   await t2.loadMore();
   await t2.loadMore();
   top = t2.getChildren();
   assert.equal(top.length, 120);
   assert.ok(!(top.at(-1) instanceof LoadMoreElement));
+});
+
+test('rows after a gap do not hang under rows before it', async () => {
+  // a branch point at row 0, its children deep down the list
+  const rows = makeRows(120).map((r, i) => ({ ...r, depth: i === 0 ? 0 : 1 }));
+  const { current, tree } = setup(rows, { pageSize: 50 });
+  await current.open('/tmp/s.jsonl');
+  await tree.whenIdle();
+  const top = tree.getChildren();
+  assert.equal(top[0].row.id, 'e0');
+  assert.equal(top[0].children.length, 49);
+  assert.ok(top[1] instanceof LoadMoreElement);
+  assert.equal(top[2].row.id, 'e70', 'the window starts at top level');
+  assert.equal(tree.getParent(top[2]), undefined);
 });
 
 test('notifications for the open session trigger one debounced refresh; others are ignored', async () => {
