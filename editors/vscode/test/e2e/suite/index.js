@@ -17,7 +17,7 @@ function run() {
       console.log(`RESULT ${passes} passed, ${failures.length} failed`);
       resolve();
     });
-    runner.on('pass', (t) => console.log(`E2E-PASS ${t.fullTitle()}`));
+    runner.on("pass", (t) => console.log(`E2E-PASS ${t.fullTitle()} (${t.duration} ms)`));
     runner.on('fail', (t, err) => failures.push(`${t.fullTitle()}: ${err && err.stack ? err.stack : err}`));
   });
 }
