@@ -301,6 +301,15 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       }
       return res;
     }),
+    reg(Command.treeBack, async () => {
+      const s = requireSession();
+      const res = await daemon.request<NavigateResult>(Method.back, { session: s.handle });
+      if (res.cancelled) {
+        void vscode.window.showInformationMessage('Session Tree: no earlier leaf to go back to.');
+      }
+      await tree.refresh();
+      return res;
+    }),
     reg(Command.treeSetLabel, async (arg?: unknown, label?: string) => {
       const s = requireSession();
       const node = await nodeOf(arg);

@@ -79,6 +79,7 @@ export const Command = {
   treeClearSearch: 'sessiontree.tree.clearSearch',
   treeLoadMore: 'sessiontree.tree.loadMore',
   treeRevealLeaf: 'sessiontree.tree.revealLeaf',
+  treeBack: 'sessiontree.tree.back',
   treeNavigate: 'sessiontree.tree.navigate',
   treeSetLabel: 'sessiontree.tree.setLabel',
   treeClearLabel: 'sessiontree.tree.clearLabel',

@@ -168,6 +168,18 @@ test('the daemon over stdio, as the extension uses it', async (t) => {
     assert.equal(r.newLeafId, last.id);
   });
 
+  await t.test('session/history records the jumps and session/back undoes the last one', async () => {
+    const h = await conn.sendRequest(Method.history, { session });
+    assert.ok(h.entries.length >= 2);
+    assert.equal(h.index, h.entries.length);
+    assert.equal(h.entries[h.index - 1].previousLeafId, 'a0000003');
+    const back = await conn.sendRequest(Method.back, { session });
+    assert.equal(back.cancelled, false);
+    assert.equal(back.newLeafId, 'a0000003');
+    const v = await conn.sendRequest(Method.view, { session });
+    assert.equal(v.leafId, 'a0000003');
+  });
+
   await t.test('session/setLabel labels a node, persists it and notifies', async () => {
     const r = await conn.sendRequest(Method.setLabel, { session, targetId: 'u0000002', label: 'streaming' });
     assert.equal(typeof r.entryId, 'string');

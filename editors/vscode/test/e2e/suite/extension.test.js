@@ -95,6 +95,13 @@ describe('Session Tree in VS Code', () => {
     assert.match(api.tree.getTreeItem(api.tree.nodeById('a0000004')).description, /current/);
   });
 
+  it('go back returns to the previous leaf', async () => {
+    const summaryLeaf = fileEntries().filter((e) => e.type === 'branch_summary').at(-1).id;
+    const res = await vscode.commands.executeCommand('sessiontree.tree.back');
+    assert.equal(res.newLeafId, summaryLeaf);
+    await waitFor('the previous leaf', () => api.tree.currentLeafId === summaryLeaf);
+  });
+
   it('a label typed into the input box appears in the tree and on disk', async () => {
     const node = api.tree.nodeById('u0000002');
     const pending = vscode.commands.executeCommand('sessiontree.tree.setLabel', node);
