@@ -29,4 +29,7 @@ const window = {
 };
 const commands = { executed: [], executeCommand: async (...args) => { commands.executed.push(args); } };
 const workspace = { getConfiguration: () => ({ get: (_k, d) => d }) };
-module.exports = { Disposable, EventEmitter, TreeItemCollapsibleState, TreeItem, ThemeIcon, ThemeColor, MarkdownString, window, commands, workspace };
+// vscode.lm: tests put chat models in `lm.models`.
+const lm = { models: [], selectChatModels: async () => lm.models };
+const LanguageModelChatMessage = { User: (content) => ({ role: 'user', content }) };
+module.exports = { Disposable, EventEmitter, TreeItemCollapsibleState, TreeItem, ThemeIcon, ThemeColor, MarkdownString, window, commands, workspace, lm, LanguageModelChatMessage };
