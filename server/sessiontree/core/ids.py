@@ -28,10 +28,21 @@ _SEQ_MASK = (1 << 22) - 1
 _UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+_LAST_SECOND: tuple[int, str] = (0, "1970-01-01T00:00:00")
+
+
 def iso_from_ms(ms: int) -> str:
     """Format epoch milliseconds like JS ``Date.prototype.toISOString`` (``...T..:..:..mmmZ``)."""
-    dt = _UNIX_EPOCH + timedelta(milliseconds=int(ms))
-    return f"{dt:%Y-%m-%dT%H:%M:%S}.{dt.microsecond // 1000:03d}Z"
+    global _LAST_SECOND
+    second, milli = divmod(int(ms), 1000)
+    cached = _LAST_SECOND  # one tuple read: safe across threads
+    if cached[0] == second:
+        prefix = cached[1]
+    else:
+        dt = _UNIX_EPOCH + timedelta(seconds=second)
+        prefix = f"{dt:%Y-%m-%dT%H:%M:%S}"
+        _LAST_SECOND = (second, prefix)
+    return f"{prefix}.{milli:03d}Z"
 
 
 class Clock:

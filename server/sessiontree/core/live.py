@@ -531,8 +531,12 @@ def before_write(m: Any) -> SyncResult | None:
     """
     from .errors import ConflictError
 
-    if _manager_path(m) is None:
+    path = _manager_path(m)
+    if path is None:
         return None
+    if _unchanged_since_known(m, path):
+        leaf = m.get_leaf_id()
+        return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf)
     res = sync_manager(m)
     if res.kind is not ChangeKind.UNCHANGED or res.appended:
         events = m.live_events
@@ -548,6 +552,31 @@ def before_write(m: Any) -> SyncResult | None:
             m._session_file,
         )
     return res
+
+
+def _unchanged_since_known(m: Any, path: str) -> bool:
+    """One `stat`: the file is exactly as the manager last saw it (the write fast path).
+
+    True when the manager holds the whole file (no torn tail, nothing detached) and the
+    path's identity, size and mtime are those of `file_state`, which is only updated after
+    a full look (`sync_manager`) or after our own append when the file grew by exactly our
+    line. Anything else takes the full look with fingerprints. An in-place rewrite of the
+    same size within one mtime tick is only caught by `sync_with_file` (the watcher's path).
+    """
+    fs = m.file_state
+    if fs is None or fs.end != fs.size or getattr(m, "_live_detached", None) is not None:
+        return False
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (
+        st.st_size == fs.size
+        and st.st_mtime_ns == fs.mtime_ns
+        and st.st_ino == fs.inode
+        and st.st_dev == fs.device
+        and _is_regular(st.st_mode)
+    )
 
 
 def after_append(m: Any, nbytes: int) -> None:
