@@ -76,6 +76,12 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
       ) {
         void vscode.commands.executeCommand(Command.serverRestart);
       }
+      if (e.affectsConfiguration(`${Setting.section}.${Setting.defaultFilter}`)) {
+        const mode = vscode.workspace.getConfiguration(Setting.section).get<string>(Setting.defaultFilter) as FilterMode;
+        if (FILTER_MODES.includes(mode)) {
+          void vscode.commands.executeCommand(Command.treeSetFilter, mode);
+        }
+      }
     }),
     ...registerCommands({ daemon, current, tree, sessions, treeView, log: (m) => daemon.output.error(m) }),
     vscode.commands.registerCommand(Command.serverRestart, async () => {
