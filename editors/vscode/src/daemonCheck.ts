@@ -1,5 +1,6 @@
 /** Checks on the daemon command and its initialize result (no vscode import). */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 /** Resolves a command name on PATH (or checks an explicit path); undefined when not found. */
@@ -12,6 +13,9 @@ export function resolveCommand(command: string, envPath = process.env.PATH ?? ''
       return false;
     }
   };
+  if (command === '~' || command.startsWith('~/')) {
+    command = path.join(os.homedir(), command.slice(1));
+  }
   if (command.includes('/') || command.includes('\\')) {
     return isExec(command) ? command : undefined;
   }

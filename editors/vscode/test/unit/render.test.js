@@ -38,6 +38,16 @@ test('resolveCommand finds executables on PATH and refuses missing ones', () => 
   assert.equal(resolveCommand('definitely-not-a-sessiontree-binary', process.env.PATH), undefined);
   assert.equal(resolveCommand('/nonexistent/sessiontree'), undefined);
   assert.equal(resolveCommand(process.execPath), process.execPath);
+  const home = require('node:os').homedir();
+  const fs = require('node:fs');
+  const dir = fs.mkdtempSync(require('node:path').join(home, '.st-resolve-'));
+  try {
+    const exe = require('node:path').join(dir, 'sessiontree');
+    fs.writeFileSync(exe, '#!/bin/sh\n', { mode: 0o755 });
+    assert.equal(resolveCommand(`~/${require('node:path').basename(dir)}/sessiontree`), exe);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('protocolVersionOf reads the experimental capability', () => {
