@@ -72,13 +72,40 @@ def child(scenario: str, *args: str, env: dict[str, str] | None = None) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def timed(fn, repeat: int = 1):
+def proc_cpu_s(pid: int) -> float:
+    """CPU time (user + system, every thread) of another process, from schedstat (ns)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 1e9
+
+
+CPU: dict[str, float] = {}
+
+
+def timed(fn, repeat: int = 1, key: str | None = None, pid: int | None = None):
+    """Best wall time of `repeat` runs; the CPU time of the best run goes to CPU[key + "_cpu"].
+
+    CPU time is this process's (all threads) plus, with `pid`, the other process's: on a
+    loaded machine it is the steadier figure.
+    """
     best = float("inf")
+    best_cpu = float("inf")
     result = None
     for _ in range(repeat):
+        c = time.process_time() + (proc_cpu_s(pid) if pid else 0.0)
         t = time.perf_counter()
         result = fn()
-        best = min(best, time.perf_counter() - t)
+        wall = time.perf_counter() - t
+        cpu = time.process_time() + (proc_cpu_s(pid) if pid else 0.0) - c
+        best = min(best, wall)
+        best_cpu = min(best_cpu, cpu)
+    if key:
+        CPU[key + "_cpu"] = best_cpu
     return best, result
 
 
@@ -98,14 +125,14 @@ def sc_baseline(path: str) -> dict:
                 n += 1
         return n
 
-    t, n = timed(run)
+    t, n = timed(run, key="baseline")
     return {"baseline": t, "lines": n, "hwm_mb": vm_hwm_mb()}
 
 
 def sc_open(path: str) -> dict:
     from sessiontree.core import SessionManager
 
-    t, mgr = timed(lambda: SessionManager.open(path))
+    t, mgr = timed(lambda: SessionManager.open(path), key="open")
     out: dict = {"open": t, "entries": len(mgr.index.order())}
     out["hwm_mb"] = vm_hwm_mb()
     return out
@@ -117,16 +144,18 @@ def sc_ops(path: str) -> dict:
 
     mgr = SessionManager.open(path)
     out: dict = {}
-    out["get_tree"], _ = timed(mgr.get_tree)
-    out["get_branch"], branch = timed(mgr.get_branch)
-    out["branch_len"] = len(branch)
-    out["context"], ctx = timed(mgr.build_session_context)
+    if len(mgr.index) <= 200_000:
+        # both materialize every entry they return (the whole file for a linear session)
+        out["get_tree"], _ = timed(mgr.get_tree, key="get_tree")
+        out["get_branch"], branch = timed(mgr.get_branch, key="get_branch")
+        out["branch_len"] = len(branch)
+    out["context"], ctx = timed(mgr.build_session_context, key="context")
     out["context_messages"] = len(ctx.messages)
-    out["view_build"], page = timed(lambda: build_view(mgr, offset=0, limit=200))
+    out["view_build"], page = timed(lambda: build_view(mgr, offset=0, limit=200), key="view_build")
     out["view_total"] = page.total
-    out["view_first"], _ = timed(lambda: build_view(mgr, offset=0, limit=200), repeat=3)
+    out["view_first"], _ = timed(lambda: build_view(mgr, offset=0, limit=200), repeat=3, key="view_first")
     mid = max(0, page.total // 2)
-    out["view_middle"], _ = timed(lambda: build_view(mgr, offset=mid, limit=200), repeat=3)
+    out["view_middle"], _ = timed(lambda: build_view(mgr, offset=mid, limit=200), repeat=3, key="view_middle")
     out["hwm_mb"] = vm_hwm_mb()
     return out
 
@@ -159,26 +188,36 @@ def sc_appends(workdir: str) -> dict:
             mgr.append_message(msg)
             mgr.flush()
 
-    a, _ = timed(thousand_then_flush)
-    b, _ = timed(thousand_each_flush)
+    a, _ = timed(thousand_then_flush, key="appends_1000")
+    b, _ = timed(thousand_each_flush, key="appends_1000_each_flush")
     return {"appends_1000": a, "appends_1000_each_flush": b}
 
 
-def sc_daemon(path: str, agent_dir: str) -> dict:
+def sc_daemon(path: str, agent_dir: str, tree: str = "1") -> dict:
     from sessiontree.client import Client
 
     out: dict = {}
+    with_tree = tree == "1"
     with Client.spawn(
         init_options={"agentDir": agent_dir, "allowedRoots": [str(Path(path).parent), agent_dir]}
     ) as client:
-        t, opened = timed(lambda: client.request("session/open", {"path": path}))
+        pid = client.process.pid
+        t, opened = timed(lambda: client.request("session/open", {"path": path}), key="rt_open", pid=pid)
         out["rt_open"] = t
         h = opened["session"]
         out["rt_view"], _ = timed(
-            lambda: client.request("session/view", {"session": h, "limit": 200}), repeat=3
+            lambda: client.request("session/view", {"session": h, "limit": 200}),
+            repeat=3,
+            key="rt_view",
+            pid=pid,
         )
-        out["rt_context"], _ = timed(lambda: client.request("session/context", {"session": h}), repeat=3)
-        out["rt_tree"], _ = timed(lambda: client.request("session/tree", {"session": h}))
+        out["rt_context"], _ = timed(
+            lambda: client.request("session/context", {"session": h}), repeat=3, key="rt_context", pid=pid
+        )
+        if with_tree:  # a linear session nests two levels per entry: skipped for the 1M file
+            out["rt_tree"], _ = timed(
+                lambda: client.request("session/tree", {"session": h}), key="rt_tree", pid=pid
+            )
         out["daemon_hwm_mb"] = vm_hwm_mb(client.process.pid)
     return out
 
@@ -188,9 +227,14 @@ def sc_list(agent_dir: str) -> dict:
 
     out: dict = {}
     with Client.spawn(init_options={"agentDir": agent_dir}) as client:
-        out["list_2000_cold"], res = timed(lambda: client.request("session/list", {"all": True}))
+        pid = client.process.pid
+        out["list_2000_cold"], res = timed(
+            lambda: client.request("session/list", {"all": True}), key="list_2000_cold", pid=pid
+        )
         out["list_count"] = len(res["sessions"])
-        out["list_2000_warm"], _ = timed(lambda: client.request("session/list", {"all": True}), repeat=3)
+        out["list_2000_warm"], _ = timed(
+            lambda: client.request("session/list", {"all": True}), repeat=3, key="list_2000_warm", pid=pid
+        )
     return out
 
 
@@ -241,10 +285,11 @@ def main() -> int:
     a = ap.parse_args()
     if a.child:
         name, *args = a.child
-        print(json.dumps(SCENARIOS[name](*args)))
+        print(json.dumps({**SCENARIOS[name](*args), **CPU}))
         return 0
 
     sizes = [int(s) for s in a.sizes.split(",")]
+    load_before = os.getloadavg()
     cache = Path(tempfile.mkdtemp(prefix="st-bench-cache-"))
     env = {"XDG_CACHE_HOME": str(cache), "XDG_STATE_HOME": str(cache / "state")}
     rows: list[tuple[int, dict]] = []
@@ -258,7 +303,9 @@ def main() -> int:
         shutil.rmtree(cache, ignore_errors=True)
         cold = child("open", str(copy), env=env)
         fig["cold_open"], fig["open_hwm_mb"] = cold["open"], cold["hwm_mb"]
-        fig["warm_open"] = child("open", str(copy), env=env)["open"]
+        fig["cold_open_cpu"] = cold["open_cpu"]
+        warm = child("open", str(copy), env=env)
+        fig["warm_open"], fig["warm_open_cpu"] = warm["open"], warm["open_cpu"]
         with open(copy, "ab") as f, open(path, "rb") as src:
             # append the last 50 lines again with fresh ids so the file grows like an agent's would
             tail = src.read()[-200_000:].split(b"\n")[1:-1][-50:]
@@ -266,12 +313,12 @@ def main() -> int:
                 e = json.loads(line)
                 e["id"] = f"b{i:07x}"
                 f.write(json.dumps(e, separators=(",", ":")).encode() + b"\n")
-        fig["warm_open_appended"] = child("open", str(copy), env=env)["open"]
+        warm = child("open", str(copy), env=env)
+        fig["warm_open_appended"], fig["warm_open_appended_cpu"] = warm["open"], warm["open_cpu"]
         fig.update(child("ops", str(copy), env=env))
-        if n <= 100_000:
-            agent = work / "agent"
-            agent.mkdir()
-            fig.update(child("daemon", str(copy), str(agent), env=env))
+        agent = work / "agent"
+        agent.mkdir()
+        fig.update(child("daemon", str(copy), str(agent), "1" if n <= 100_000 else "0", env=env))
         rows.append((n, fig))
         shutil.rmtree(work, ignore_errors=True)
         print(
@@ -288,21 +335,47 @@ def main() -> int:
     shutil.rmtree(work, ignore_errors=True)
     shutil.rmtree(cache, ignore_errors=True)
 
-    lines = render(rows, app, lst)
+    lines = render(rows, app, lst, load_before, os.getloadavg())
     print("\n".join(lines))
     Path(a.out).write_text("\n".join(lines) + "\n")
     return 0
 
 
-def render(rows: list[tuple[int, dict]], app: dict, lst: dict) -> list[str]:
+def cell(f: dict, key: str) -> str:
+    v = f.get(key)
+    if v is None:
+        return "-"
+    text = fmt_s(v)
+    cpu = f.get(key + "_cpu")
+    if cpu is not None:
+        text += f" (cpu {fmt_s(cpu)})"
+    if key != "baseline" and f.get("baseline"):
+        text += f" {v / f['baseline']:.2f}x"
+    return text
+
+
+def render(
+    rows: list[tuple[int, dict]],
+    app: dict,
+    lst: dict,
+    load_before: tuple[float, float, float],
+    load_after: tuple[float, float, float],
+) -> list[str]:
     uname = platform.uname()
     out = [
         "# Benchmarks",
         "",
         f"Generated by `benchmarks/run.py` on {time.strftime('%Y-%m-%d')} ({uname.machine}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}). Corpora from "
-        "`shared/bench/gen_corpus.py`. Each figure is the best of its repeats in a fresh process; "
-        "ratios are to the baseline (read the file and parse every line with orjson).",
+        "`shared/bench/gen_corpus.py`. Each figure is the best of its repeats in a fresh process: "
+        "wall time, then CPU time (user + system, all threads; for daemon round trips the daemon's "
+        "plus the client's), then the ratio of the wall time to the baseline (read the file and "
+        "parse every line with orjson).",
+        "",
+        f"Load average (1, 5, 15 min) before the run: {', '.join(f'{x:.2f}' for x in load_before)}; "
+        f"after: {', '.join(f'{x:.2f}' for x in load_after)}. A load above the core count means "
+        "other processes competed for the CPU and wall times are inflated accordingly; the CPU "
+        "times are the steadier figures then.",
         "",
     ]
     keys = [
@@ -328,20 +401,18 @@ def render(rows: list[tuple[int, dict]], app: dict, lst: dict) -> list[str]:
     )
     out += [header, "|---|---|" + "---|" * len(rows)]
     for key, label, tkey in keys:
-        cells = []
-        for _, f in rows:
-            v = f.get(key)
-            if v is None:
-                cells.append("-")
-                continue
-            ratio = f"{v / f['baseline']:.2f}x" if key != "baseline" and f.get("baseline") else ""
-            cells.append(f"{fmt_s(v)} {ratio}".strip())
         target = fmt_s(TARGETS[tkey]) if tkey else ""
-        out.append(f"| {label} | {'<= ' + target if target else ''} | " + " | ".join(cells) + " |")
-    mem = []
-    for _, f in rows:
-        mem.append(f"{f.get('open_hwm_mb', float('nan')):.0f} MB")
+        out.append(
+            f"| {label} | {'<= ' + target if target else ''} | "
+            + " | ".join(cell(f, key) for _, f in rows)
+            + " |"
+        )
+    mem = [f"{f.get('open_hwm_mb', float('nan')):.0f} MB" for _, f in rows]
     out.append("| peak memory after open (VmHWM, library process) | | " + " | ".join(mem) + " |")
+    mem = [f"{f.get('hwm_mb', float('nan')):.0f} MB" for _, f in rows]
+    out.append(
+        "| peak memory after the operations above (VmHWM, library process) | | " + " | ".join(mem) + " |"
+    )
     dm = [f"{f['daemon_hwm_mb']:.0f} MB" if "daemon_hwm_mb" in f else "-" for _, f in rows]
     out.append(
         "| peak memory of the daemon with the session open (VmHWM) | <= 350 MB | " + " | ".join(dm) + " |"
@@ -350,11 +421,14 @@ def render(rows: list[tuple[int, dict]], app: dict, lst: dict) -> list[str]:
         "",
         "| figure | target | measured |",
         "|---|---|---|",
-        f"| 1,000 appends, then flush (fsync) | <= 106 ms | {fmt_s(app['appends_1000'])} |",
-        f"| 1,000 appends, flush (fsync) after each | | {fmt_s(app['appends_1000_each_flush'])} |",
-        f"| session/list over {lst['list_count']} files, cold | | {fmt_s(lst['list_2000_cold'])} |",
-        f"| session/list over {lst['list_count']} files, warm | <= 1 s | {fmt_s(lst['list_2000_warm'])} |",
+        f"| 1,000 appends, then flush (fsync) | <= 106 ms | {cell(app, 'appends_1000')} |",
+        f"| 1,000 appends, flush (fsync) after each | | {cell(app, 'appends_1000_each_flush')} |",
+        f"| session/list over {lst['list_count']} files, cold | | {cell(lst, 'list_2000_cold')} |",
+        f"| session/list over {lst['list_count']} files, warm | <= 1 s | {cell(lst, 'list_2000_warm')} |",
     ]
+    design = ROOT / "benchmarks" / "design.md"
+    if design.exists():
+        out += ["", design.read_text().rstrip()]
     return out
 
 

@@ -306,18 +306,28 @@ def _line_offsets(data: bytes, start: int, stop: int) -> list[int]:
     return offs
 
 
-def scan_clean(data: bytes, start: int, first_order: int, allow_torn_tail: bool = True) -> CleanScan | None:
-    """Index the whole lines of `data[start:]` with the fast decoder.
+def scan_clean(
+    data: bytes,
+    start: int,
+    first_order: int,
+    allow_torn_tail: bool = True,
+    *,
+    stop: int | None = None,
+    base: int = 0,
+) -> CleanScan | None:
+    """Index the whole lines of `data[start:stop]` with the fast decoder.
 
     Returns None when the bytes are not "clean" (a line that does not decode as one JSON
     object, blank or whitespace lines, CR characters, values spanning lines, non-object
     lines); the caller then uses the lenient parser. Bytes after the last newline that do
-    not decode as a complete entry are reported as a torn tail (when allowed).
+    not decode as a complete entry are reported as a torn tail (when allowed). `base` is
+    the file offset of `data[0]` (for files indexed chunk by chunk): it is added to the
+    skeletons' offsets, while `end` stays relative to `data`.
     """
-    n = len(data)
+    n = len(data) if stop is None else stop
     if start >= n:
         return CleanScan([], UsageTotals(), start, False)
-    if data.find(b"\r", start) >= 0:
+    if data.find(b"\r", start, n) >= 0:
         return None
     offs = _line_offsets(data, start, n)
     last = offs[-1]
@@ -413,7 +423,7 @@ def scan_clean(data: bytes, start: int, first_order: int, allow_torn_tail: bool 
                 label_target,
                 label,
                 e.customType,
-                a,
+                a + base,
                 b - a - 1,
             )
         )

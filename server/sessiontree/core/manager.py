@@ -55,6 +55,11 @@ CACHE_MIN_BYTES = 1 << 20
 # Batched reads of file-backed entries: join ranges closer than this, up to this size.
 _BATCH_GAP = 256 * 1024
 _BATCH_MAX = 8 << 20
+#: Files larger than this are indexed chunk by chunk (never held whole in memory).
+_CHUNKED_LOAD_MIN = 32 << 20
+_LOAD_CHUNK = 16 << 20
+#: A cache hit on a grown file is saved again once this many bytes (or 1/16) were appended.
+_CACHE_RESAVE_MIN = 1 << 20
 
 
 def _jsonl() -> Any:
@@ -437,7 +442,11 @@ class SessionManager:
         self._index = self._make_index()
         self.load_report = LoadReport()
         loaded = self._load_from_cache(path, st)
+        if not loaded and size >= _CHUNKED_LOAD_MIN:
+            loaded = self._load_chunked(path, st)
         if not loaded:
+            self._index = self._make_index()
+            self.load_report = LoadReport()
             data = storage.read_bytes(path)
             self._load_bytes(path, data, st)
         header = self._header
@@ -530,6 +539,86 @@ class SessionManager:
         # A torn last line is not in the index: the file state ends before it, so that it
         # is read (live.sync_manager) once another writer completes it.
         self._set_file_state(st, data.rfind(b"\n") + 1 if report.torn_tail else len(data))
+
+    def _load_chunked(self, path: str, st: Any) -> bool:
+        """The fast path of `_load_bytes` for a big clean file, read `_LOAD_CHUNK` at a time.
+
+        Peak memory is one chunk plus the skeletons instead of the whole file. Returns
+        False (nothing kept) when the file is not a clean current-version file, so the
+        caller reads it whole through the lenient path.
+        """
+        storage = self._storage
+        size = _st(st, "st_size")
+        first = bytes(storage.read_range(path, 0, min(size, _LOAD_CHUNK)))
+        nl = first.find(b"\n")
+        if nl < 0 or first[:3] == b"\xef\xbb\xbf":
+            return False
+        try:
+            header = orjson.loads(first[:nl])
+        except orjson.JSONDecodeError:
+            return False
+        if not (
+            isinstance(header, dict)
+            and header.get("type") == "session"
+            and isinstance(header.get("id"), str)
+            and _is_current_version(header.get("version"))
+        ):
+            return False
+        skeletons: builtins.list[Skeleton] = []
+        usage = None
+        pos = nl + 1
+        buf = first[pos:]
+        base = pos
+        end = pos
+        torn = False
+        while True:
+            want = size - (base + len(buf))
+            if want > 0 and len(buf) < _LOAD_CHUNK:
+                more = bytes(storage.read_range(path, base + len(buf), min(want, _LOAD_CHUNK)))
+                if not more:
+                    return False  # the file shrank underneath
+                buf += more
+                continue
+            last = base + len(buf) >= size
+            stop = len(buf) if last else buf.rfind(b"\n") + 1
+            if stop <= 0:
+                if len(buf) >= 4 * _LOAD_CHUNK:
+                    return False  # one enormous line: let the whole-file path decide
+                more = bytes(storage.read_range(path, base + len(buf), min(want, _LOAD_CHUNK)))
+                if not more:
+                    return False
+                buf += more
+                continue
+            scan = scan_clean(buf, 0, len(skeletons), allow_torn_tail=last, stop=stop, base=base)
+            if scan is None:
+                return False
+            skeletons.extend(scan.skeletons)
+            if usage is None:
+                usage = scan.usage
+            else:
+                for name in usage.__struct_fields__:
+                    setattr(usage, name, getattr(usage, name) + getattr(scan.usage, name))
+            end = base + scan.end
+            if last:
+                torn = scan.torn_tail
+                break
+            buf = buf[stop:]
+            base += stop
+        del buf
+        self._header = header
+        self._index.add_skeletons(skeletons)
+        if usage is not None:
+            self._index.usage = usage
+        self.load_report = LoadReport(torn_tail=torn, fast_path=True)
+        if torn:
+            self.load_report.dropped = [_jsonl().DroppedLine(len(skeletons) + 2, end, size - end, "torn")]
+        self._set_file_state(st, end)
+        if not torn and end == size and size >= self._cache_min_bytes and self._cache_usable():
+            try:
+                self._cache().save_skeletons(path, st, self._header, self._index)
+            except Exception:
+                pass  # a cache is an optimisation
+        return True
 
     def _migration_id_source(self) -> Any:
         ids = self._ids
@@ -664,7 +753,10 @@ class SessionManager:
             if not self._ingest_bytes(tail, cached_size):
                 self._index = self._make_index()
                 return False
-            self._save_cache_after_ingest(path)
+            if size - cached_size >= max(_CACHE_RESAVE_MIN, cached_size // 16):
+                # Re-encoding every skeleton costs more than indexing a short tail
+                # again on the next open: the cache is refreshed once the tail is big.
+                self._save_cache_after_ingest(path)
         return True
 
     def _save_cache_after_ingest(self, path: str) -> None:

@@ -1,0 +1,138 @@
+"""Big files are indexed chunk by chunk: the same index, usage, file state and report as whole."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+from sessiontree.core import manager as mm
+from sessiontree.core.manager import SessionManager
+from sessiontree.core.storage import FileSessionStorage
+
+
+def write_session(path: Path, n: int, tail: bytes = b"") -> None:
+    lines = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "0123456789abcdef",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "cwd": "/p",
+        }
+    ]
+    parent = None
+    for i in range(n):
+        eid = f"{i:08x}"
+        if i % 3 == 2:
+            msg = {
+                "role": "assistant",
+                "content": [{"type": "text", "text": ("  " if i % 9 == 2 else "answer ") + "y" * (i % 50)}],
+                "stopReason": "stop",
+                "usage": {"input": i, "output": 1, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0.5}},
+                "timestamp": i,
+            }
+        else:
+            msg = {"role": "user", "content": "q" * (i % 200), "timestamp": i}
+        lines.append(
+            {
+                "type": "message",
+                "id": eid,
+                "parentId": parent,
+                "timestamp": "2026-01-01T00:00:01.000Z",
+                "message": msg,
+            }
+        )
+        parent = eid
+        if i % 97 == 5:
+            lines.append(
+                {
+                    "type": "label",
+                    "id": f"l{i:07x}",
+                    "parentId": parent,
+                    "timestamp": "2026-01-01T00:00:02.000Z",
+                    "targetId": eid,
+                    "label": f"L{i}",
+                }
+            )
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines) + tail)
+
+
+def both(
+    path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, whole_read_allowed: bool = False
+) -> tuple[SessionManager, SessionManager]:
+    monkeypatch.setenv("SESSIONTREE_NO_INDEX_CACHE", "1")
+    monkeypatch.setattr(mm, "_CHUNKED_LOAD_MIN", 0)
+    monkeypatch.setattr(mm, "_LOAD_CHUNK", chunk)
+    if not whole_read_allowed:
+
+        def no_whole_read(self: object, p: str) -> bytes:
+            raise AssertionError("the file was read whole")
+
+        monkeypatch.setattr(FileSessionStorage, "read_bytes", no_whole_read)
+    chunked = SessionManager.open(str(path), read_only=True)
+    monkeypatch.undo()
+    monkeypatch.setenv("SESSIONTREE_NO_INDEX_CACHE", "1")
+    monkeypatch.setattr(mm, "_CHUNKED_LOAD_MIN", 1 << 62)
+    whole = SessionManager.open(str(path), read_only=True)
+    return chunked, whole
+
+
+@pytest.mark.parametrize("chunk", [300, 4096, 1 << 20])
+@pytest.mark.parametrize(
+    "tail",
+    [
+        b"",
+        b'{"type":"message","id":"torn0001","parentId":null,"mess',
+        b'{"type":"custom","id":"nonl0001","parentId":null,"timestamp":"x"}',
+    ],
+    ids=["clean", "torn", "no-newline"],
+)
+def test_chunked_equals_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, tail: bytes
+) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path, 600, tail)
+    chunked, whole = both(path, monkeypatch, chunk)
+    assert chunked.load_report.fast_path and whole.load_report.fast_path
+    assert chunked.index.skeletons() == whole.index.skeletons()
+    assert len(chunked.index) == 600 + len([i for i in range(600) if i % 97 == 5]) + (
+        tail.startswith(b'{"type":"custom"')
+    )
+    assert chunked.index.usage == whole.index.usage
+    assert chunked.index.labels == whole.index.labels
+    assert chunked.file_state == whole.file_state
+    assert chunked.load_report.to_dict() == whole.load_report.to_dict()
+    assert chunked.load_report.torn_tail == (tail.startswith(b'{"type":"message"'))
+    # content is read back from the right byte ranges
+    for eid in ("00000000", "00000100", "00000257", f"{599:08x}"):
+        assert chunked.get_entry(eid) == whole.get_entry(eid)
+    assert chunked.build_session_context().messages == whole.build_session_context().messages
+
+
+def test_unclean_file_falls_back_to_the_lenient_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path, 300)
+    data = path.read_bytes().split(b"\n")
+    data.insert(150, b"this is not json")
+    path.write_bytes(b"\n".join(data))
+    chunked, whole = both(path, monkeypatch, 1000, whole_read_allowed=True)
+    assert not chunked.load_report.fast_path
+    assert chunked.load_report.to_dict() == whole.load_report.to_dict()
+    assert [e["id"] for e in chunked.get_entries()] == [e["id"] for e in whole.get_entries()]
+    assert len(chunked.load_report.dropped) == 1
+
+
+def test_chunked_load_writes_the_index_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.jsonl"
+    write_session(path, 400)
+    monkeypatch.setattr(mm, "_CHUNKED_LOAD_MIN", 0)
+    monkeypatch.setattr(mm, "_LOAD_CHUNK", 2048)
+    cache = tmp_path / "cache"
+    a = SessionManager.open(str(path), read_only=True, cache_dir=str(cache), cache_min_bytes=0)
+    assert a.load_report.fast_path and not a.load_report.from_cache
+    assert os.listdir(cache)
+    b = SessionManager.open(str(path), read_only=True, cache_dir=str(cache), cache_min_bytes=0)
+    assert b.load_report.from_cache
+    assert b.index.skeletons() == a.index.skeletons()
