@@ -59,6 +59,24 @@ function encodeCwd(cwd) {
   return `--${dash(real.replace(/^[/\\]+/, ''))}--`;
 }
 
+/** A long, mostly linear session (every 400th entry starts a side branch), leaf at the end. */
+function longSession(n) {
+  const t0 = Date.parse('2026-02-01T00:00:00.000Z');
+  const lines = [{ type: 'session', version: 3, id: '5555666677778888', timestamp: new Date(t0).toISOString(), cwd: '/work/long' }];
+  let parent = null;
+  for (let i = 0; i < n; i++) {
+    const id = `l${String(i).padStart(7, '0')}`;
+    const user = i % 2 === 0;
+    const p = i > 0 && i % 400 === 0 ? `l${String(i - 3).padStart(7, '0')}` : parent;
+    const message = user
+      ? { role: 'user', content: `question ${i}`, timestamp: t0 + i * 1000 }
+      : { role: 'assistant', content: [{ type: 'text', text: `answer ${i}` }], provider: 'p', model: 'm', stopReason: 'stop', timestamp: t0 + i * 1000 };
+    lines.push({ type: 'message', id, parentId: p, timestamp: new Date(t0 + i * 1000).toISOString(), message });
+    parent = id;
+  }
+  return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+}
+
 function prepare() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'st-vscode-e2e-'));
   const ws = path.join(tmp, 'ws');
@@ -67,6 +85,7 @@ function prepare() {
     fs.mkdirSync(d, { recursive: true });
   }
   fs.copyFileSync(fixture, path.join(ws, 'branched.jsonl'));
+  fs.writeFileSync(path.join(ws, 'long.jsonl'), longSession(3000));
   // The same session, as the agent would have stored it for this workspace, for the Sessions view.
   const lines = fs.readFileSync(fixture, 'utf8').split('\n').filter(Boolean);
   const header = JSON.parse(lines[0]);
@@ -77,7 +96,11 @@ function prepare() {
   fs.writeFileSync(path.join(sessDir, `2026-01-10T09-00-00-000Z_${header.id}.jsonl`), `${lines.join('\n')}\n`);
   fs.writeFileSync(
     path.join(ws, '.vscode', 'settings.json'),
-    JSON.stringify({ 'sessiontree.server.command': daemonCommand(), 'sessiontree.agentDir': agent }, null, 2),
+    JSON.stringify(
+      { 'sessiontree.server.command': daemonCommand(), 'sessiontree.agentDir': agent, 'sessiontree.tree.pageSize': 100 },
+      null,
+      2,
+    ),
   );
   fs.writeFileSync(
     path.join(tmp, 'user', 'User', 'settings.json'),
@@ -217,6 +240,8 @@ async function main() {
         }
       } else if (tag === 'E2E-PASS') {
         console.log(`  ✓ ${rest}`);
+      } else if (tag === 'E2E-INFO') {
+        console.log(`    · ${rest}`);
       } else if (tag === 'E2E-FAIL') {
         console.log(`  ✗ ${rest}`);
       } else {

@@ -174,6 +174,26 @@ describe('Session Tree in VS Code', () => {
     await waitFor('the new session in the Sessions view', async () => (await api.sessions.getChildren()).some((s) => s.path === file), 20000);
   });
 
+  it('a long session opens at its leaf with "Load more…" gaps', async () => {
+    const longFile = path.join(ws, 'long.jsonl');
+    const t0 = Date.now();
+    await vscode.commands.executeCommand('sessiontree.sessions.open', longFile);
+    await api.tree.whenIdle();
+    console.log(`E2E-INFO opened 3000 entries in ${Date.now() - t0} ms`);
+    const top = api.tree.getChildren();
+    const gaps = top.filter((e) => !e.row);
+    assert.ok(gaps.length >= 1, 'a Load more gap');
+    assert.ok(api.tree.loadedRows.length <= 200, `only pages are loaded (${api.tree.loadedRows.length})`);
+    assert.ok(api.tree.totalRows > 2000);
+    const leaf = api.tree.leafNode();
+    assert.equal(leaf.row.id, 'l0002999');
+    assert.equal(leaf.row.isLeaf, true);
+    const before = api.tree.loadedRows.length;
+    await vscode.commands.executeCommand('sessiontree.tree.loadMore', gaps[0]);
+    assert.equal(api.tree.loadedRows.length, before + 100);
+    await vscode.commands.executeCommand('sessiontree.sessions.open', sessionFile);
+  });
+
   it('rename, branch to a new session and fork from the UI commands', async () => {
     const renamed = await vscode.commands.executeCommand('sessiontree.sessions.rename', undefined, 'JSONL loader');
     assert.equal(renamed.changed, true);
