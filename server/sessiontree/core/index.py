@@ -213,9 +213,22 @@ def compute_has_text(content: Any) -> bool:
     return False
 
 
+_TEXT_FIRST = b'[{"type":"text","text":"'
+_TEXT_FIRST_LEN = len(_TEXT_FIRST)
+
+
 def _raw_has_text(raw: msgspec.Raw) -> bool:
-    if not len(raw):
+    n = len(raw)
+    if not n:
         return False
+    if n > _TEXT_FIRST_LEN + 1:
+        # The common shape (compact JSON, a text block first): decided from its first
+        # character without decoding the rest of the content.
+        mv = memoryview(raw)
+        if mv[:_TEXT_FIRST_LEN] == _TEXT_FIRST:
+            c = mv[_TEXT_FIRST_LEN]
+            if c < 128 and c not in _WS and c != 92 and c != 34:
+                return True
     try:
         content = _CONTENT_DECODER.decode(raw)
     except msgspec.DecodeError:
