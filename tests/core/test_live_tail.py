@@ -174,3 +174,14 @@ def test_parse_appended_reports_bad_lines() -> None:
         (len(line(entry(1, None))), 7),
         (len(line(entry(1, None))) + 9, 2),
     ]
+
+
+def test_a_fifo_at_the_path_never_blocks(tmp_path: Path) -> None:
+    p = tmp_path / "s.jsonl"
+    write(p, line(HEADER), "wb")
+    mark = FileMark.capture(p)
+    assert mark is not None
+    p.unlink()
+    os.mkfifo(p)  # nobody writes to it: a blocking open would hang here
+    assert FileMark.capture(p) is None
+    assert read_appended(p, mark).kind is ChangeKind.DELETED

@@ -159,3 +159,11 @@ def test_followed_file_outside_roots_lists_its_directory(
     sibling = d / "b.jsonl"
     sibling.write_text("{}\n")
     assert rec.wait(lambda: str(sibling) in rec.added())
+
+
+def test_header_of_a_fifo_is_not_read(tmp_path: Path) -> None:
+    from sessiontree.lsp.features.watch import _cwd_of_dir
+
+    os.mkfifo(tmp_path / "a.jsonl")
+    (tmp_path / "b.jsonl").write_text('{"type":"session","id":"x","cwd":"/proj","timestamp":"t"}\n')
+    assert _cwd_of_dir(str(tmp_path), [str(tmp_path / "a.jsonl")]) == "/proj"

@@ -23,6 +23,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+#: O_NONBLOCK: opening a FIFO put where a session file was must not hang the reader (the
+#: descriptor is then refused as not a regular file); it changes nothing for files.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
 #: How many bytes of the file start and of the bytes before the ingested end are kept to
 #: notice a rewrite in place (same inode, the known bytes changed).
 FINGERPRINT_BYTES = 256
@@ -75,11 +79,13 @@ class FileMark:
         Without `offset` the mark is put after the last complete line of the file.
         """
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            fd = os.open(path, _READ_FLAGS)
         except (FileNotFoundError, NotADirectoryError):
             return None
         try:
             st = os.fstat(fd)
+            if not _is_regular(st.st_mode):
+                return None
             if offset is None:
                 offset = _end_of_last_line(fd, st.st_size)
             offset = min(offset, st.st_size)
@@ -117,7 +123,7 @@ def read_appended(path: str | os.PathLike[str], mark: FileMark, max_bytes: int |
     one call (the rest is left for the next call; the cut is put at a line end).
     """
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, _READ_FLAGS)
     except (FileNotFoundError, NotADirectoryError, PermissionError):
         return TailRead(ChangeKind.DELETED, b"", 0, mark)
     try:
@@ -442,10 +448,18 @@ def _reload(m: Any, path: str, kind: ChangeKind, leaf: str | None) -> SyncResult
 
 def _end_of_first_line(path: str) -> int | None:
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError:
+        return None
+    try:
+        if not _is_regular(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
             first = f.readline(1 << 24)
     except OSError:
         return None
+    finally:
+        os.close(fd)
     return len(first) if first.endswith(b"\n") else None
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import stat
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -199,10 +200,19 @@ class LiveFollower:
 
 def _header_cwd(path: str) -> str | None:
     try:
-        with open(path, "rb") as f:
+        # O_NONBLOCK: a FIFO named *.jsonl must not hang the watcher.
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
             first = f.readline(1 << 20)
     except OSError:
         return None
+    finally:
+        os.close(fd)
     try:
         header = orjson.loads(first.lstrip(b"\xef\xbb\xbf"))
     except orjson.JSONDecodeError:
