@@ -372,3 +372,41 @@ def test_own_writes_are_not_announced_as_external(env: Env, daemon: Client) -> N
     assert [p["appended"][0]["id"] for p in local] == mine
     assert external_changes(daemon, s, start)[0]["appended"][0]["parentId"] == mine[-1]
     assert file_ids(path) == [*file_ids(path)[:2], *mine, *ids]
+
+
+LABELLER = textwrap.dedent(
+    """
+    import sys
+    from sessiontree.core.manager import SessionManager
+    m = SessionManager.open(sys.argv[1])
+    print(m.append_label_change(sys.argv[2], sys.argv[3]))
+    m.close()
+    """
+)
+
+
+def test_leaf_follows_the_external_writer_after_a_local_navigation(env: Env, daemon: Client) -> None:
+    path = env.new_session("follow")
+    opened = daemon.request("session/open", {"path": str(path)})
+    s = opened["session"]
+    first = file_ids(path)[0]
+    daemon.request("session/branch", {"session": s, "entryId": first})
+    assert daemon.request("session/tree", {"session": s})["leafId"] == first
+    start = len(daemon.notifications)
+    out = subprocess.run(
+        [sys.executable, "-c", LABELLER, str(path), first, "checkpoint"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    label_id = out.stdout.strip()
+    assert wait_external_ids(daemon, s, [label_id], start) == [label_id]
+    note = external_changes(daemon, s, start)[0]
+    assert note["oldLeafId"] == first and note["leafId"] == label_id
+    assert note["appended"][0]["type"] == "label"
+    lab = daemon.wait_for_notification("session/didChangeLabel", lambda p: p["session"] == s, start=start)
+    assert lab == {"session": s, "targetId": first, "label": "checkpoint"}
+    assert daemon.request("session/labels", {"session": s})["labels"] == [
+        {"targetId": first, "label": "checkpoint"}
+    ]
+    assert daemon.request("session/tree", {"session": s})["leafId"] == label_id
