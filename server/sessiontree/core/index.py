@@ -304,21 +304,6 @@ class CleanScan(msgspec.Struct):
     torn_tail: bool  # bytes after the last newline that do not form a complete entry
 
 
-def _line_offsets(data: bytes, start: int, stop: int) -> list[int]:
-    offs: list[int] = []
-    append = offs.append
-    find = data.find
-    p = start
-    while p < stop:
-        q = find(b"\n", p, stop)
-        if q < 0:
-            break
-        append(p)
-        p = q + 1
-    append(p)  # sentinel: start of the (possibly empty) rest
-    return offs
-
-
 def scan_clean(
     data: bytes,
     start: int,
@@ -342,9 +327,8 @@ def scan_clean(
         return CleanScan([], UsageTotals(), start, False)
     if data.find(b"\r", start, n) >= 0:
         return None
-    offs = _line_offsets(data, start, n)
-    last = offs[-1]
-    nlines = len(offs) - 1
+    nlines = data.count(b"\n", start, n)
+    last = data.rfind(b"\n", start, n) + 1 if nlines else start
     mv = memoryview(data)
     try:
         decoded = _ENTRY_DECODER.decode_lines(mv[start:last]) if nlines else []
@@ -363,7 +347,6 @@ def scan_clean(
             torn = True
         else:
             decoded.append(tail)
-            offs.append(n)
             end = n
     u_in: float = 0
     u_out: float = 0
@@ -374,11 +357,15 @@ def scan_clean(
     out: list[Skeleton] = []
     append = out.append
     order = first_order
-    nxt = offs[1:]
-    if end == n and (n == 0 or data[n - 1] != 10) and nxt:
-        nxt[-1] = n + 1  # a complete last line without its newline
     raw_has_text = _raw_has_text
-    for e, a, b in zip(decoded, offs, nxt, strict=False):
+    find = data.find
+    b = start  # start of the next line
+    for e in decoded:
+        a = b
+        q = find(b"\n", a, n)
+        if q < 0:
+            q = n  # a complete last line without its newline
+        b = q + 1
         etype = e.type
         m = e.message
         if m is not None and etype == "message":
@@ -437,7 +424,7 @@ def scan_clean(
                 label,
                 e.customType,
                 a + base,
-                b - a - 1,
+                q - a,
             )
         )
         order += 1

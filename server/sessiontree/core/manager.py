@@ -566,30 +566,29 @@ class SessionManager:
             return False
         skeletons: builtins.list[Skeleton] = []
         usage = None
-        pos = nl + 1
-        buf = first[pos:]
-        base = pos
-        end = pos
+        # `buf` holds the file from offset `base`; lines are indexed from `buf[bstart:]`.
+        # Each read starts at a line start, so chunks are never glued together.
+        buf = first
+        del first
+        base = 0
+        bstart = nl + 1
+        end = bstart
         torn = False
         while True:
-            want = size - (base + len(buf))
-            if want > 0 and len(buf) < _LOAD_CHUNK:
-                more = bytes(storage.read_range(path, base + len(buf), min(want, _LOAD_CHUNK)))
-                if not more:
-                    return False  # the file shrank underneath
-                buf += more
-                continue
-            last = base + len(buf) >= size
-            stop = len(buf) if last else buf.rfind(b"\n") + 1
-            if stop <= 0:
-                if len(buf) >= 4 * _LOAD_CHUNK:
+            blen = len(buf)
+            last = base + blen >= size
+            stop = blen if last else buf.rfind(b"\n", bstart) + 1
+            if stop <= bstart:
+                # No complete line in this chunk: read a bigger one from the line start.
+                if blen >= 4 * _LOAD_CHUNK:
                     return False  # one enormous line: let the whole-file path decide
-                more = bytes(storage.read_range(path, base + len(buf), min(want, _LOAD_CHUNK)))
-                if not more:
-                    return False
-                buf += more
+                base += bstart
+                buf = bytes(storage.read_range(path, base, min(size - base, 2 * max(blen, 1))))
+                bstart = 0
+                if not buf:
+                    return False  # the file shrank underneath
                 continue
-            scan = scan_clean(buf, 0, len(skeletons), allow_torn_tail=last, stop=stop, base=base)
+            scan = scan_clean(buf, bstart, len(skeletons), allow_torn_tail=last, stop=stop, base=base)
             if scan is None:
                 return False
             skeletons.extend(scan.skeletons)
@@ -602,8 +601,12 @@ class SessionManager:
             if last:
                 torn = scan.torn_tail
                 break
-            buf = buf[stop:]
             base += stop
+            bstart = 0
+            buf = b""  # free the chunk before reading the next
+            buf = bytes(storage.read_range(path, base, min(size - base, _LOAD_CHUNK)))
+            if not buf:
+                return False  # the file shrank underneath
         del buf
         self._header = header
         self._index.add_skeletons(skeletons)
