@@ -3,6 +3,7 @@
 
 Usage:
     .venv/bin/python benchmarks/live_latency.py [--appends 100] [--mode inotify|polling|both]
+                                                [--session big.jsonl]
 
 A real daemon (`sessiontree serve`) runs over stdio with a temporary agent dir and has a
 session open. This process (another process, as far as the daemon knows) appends one
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -34,17 +36,20 @@ from sessiontree.client import Client  # noqa: E402
 from sessiontree.core.manager import SessionManager  # noqa: E402
 
 
-def measure(appends: int, polling: bool) -> list[float]:
+def measure(appends: int, polling: bool, session: str | None = None) -> list[float]:
     root = Path(tempfile.mkdtemp(prefix="live-latency-"))
     agent = root / "agent"
     sessions = agent / "sessions" / "-bench"
     sessions.mkdir(parents=True)
-    m = SessionManager.create(str(root), str(sessions))
-    m.append_message({"role": "user", "content": "start", "timestamp": 1})
-    m.append_message({"role": "assistant", "content": [{"type": "text", "text": "ok"}], "timestamp": 2})
-    m.close()
-    path = m.get_session_file()
-    assert path is not None
+    if session:
+        path = str(sessions / "followed.jsonl")
+        shutil.copyfile(session, path)
+    else:
+        m = SessionManager.create(str(root), str(sessions))
+        m.append_message({"role": "user", "content": "start", "timestamp": 1})
+        m.append_message({"role": "assistant", "content": [{"type": "text", "text": "ok"}], "timestamp": 2})
+        m.close()
+        path = m.get_session_file() or ""
     env = {
         "PI_CODING_AGENT_DIR": str(agent),
         "SESSIONTREE_STATE_DIR": str(root / "state"),
@@ -55,8 +60,8 @@ def measure(appends: int, polling: bool) -> list[float]:
     arrived: dict[str, float] = {}
     cond = threading.Condition()
     with Client.spawn(init_options={"agentDir": str(agent), "stateDir": str(root / "state")}, env=env) as c:
-        session = c.request("session/open", {"path": path})["session"]
-        leaf = c.request("session/tree", {"session": session})["leafId"]
+        opened = c.request("session/open", {"path": path}, timeout=300)
+        leaf = opened["leafId"]
         time.sleep(0.5)  # let the watches settle
 
         # Timestamp notifications as they are read (the client's reader thread).
@@ -123,11 +128,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--appends", type=int, default=100)
     ap.add_argument("--mode", choices=["inotify", "polling", "both"], default="both")
+    ap.add_argument("--session", help="follow a copy of this session file (e.g. a 100k-entry corpus)")
     args = ap.parse_args()
     if args.mode in ("inotify", "both"):
-        report("inotify", measure(args.appends, polling=False))
+        report("inotify", measure(args.appends, polling=False, session=args.session))
     if args.mode in ("polling", "both"):
-        report("polling", measure(args.appends, polling=True))
+        report("polling", measure(args.appends, polling=True, session=args.session))
     return 0
 
 
