@@ -167,3 +167,28 @@ def test_header_of_a_fifo_is_not_read(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "a.jsonl")
     (tmp_path / "b.jsonl").write_text('{"type":"session","id":"x","cwd":"/proj","timestamp":"t"}\n')
     assert _cwd_of_dir(str(tmp_path), [str(tmp_path / "a.jsonl")]) == "/proj"
+
+
+def test_inotify_failure_falls_back_to_polling(tmp_path: Path) -> None:
+    rec = Recorder()
+    w = SessionWatcher(rec.on_file, rec.on_list, safety_interval=5.0)
+    w.start()
+    try:
+        f = tmp_path / "a.jsonl"
+        f.write_text("{}\n")
+        canon = w.track_file(str(f))
+        settle(w)
+        assert w.mode == "inotify"
+        # What the notify thread reports when the watch limit is reached.
+        w._on_notify_failure(OSError(28, "OS file watch limit reached"))
+        assert w.mode == "polling"
+        time.sleep(0.3)
+        n = len(rec.files)
+        t0 = time.monotonic()
+        with open(f, "a") as fh:
+            fh.write("{}\n")
+        # Seen by the 100 ms stat poll (the safety poll is 5 s here).
+        assert rec.wait(lambda: any(p == canon for _, p in rec.files[n:]), timeout=1.0)
+        assert time.monotonic() - t0 < 0.5
+    finally:
+        w.stop()

@@ -157,6 +157,7 @@ class SessionWatcher:
         self._list_debounce = list_debounce
         self._step_ms = step_ms
         self._polling = force_polling
+        self._poll_now = False
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stopped = False
@@ -267,6 +268,7 @@ class SessionWatcher:
             self._poll_interval * 1000,
         )
         self._polling = True
+        self._poll_now = True  # the next poll is due now, not at the end of the safety interval
         self._wake.set()
 
     # -- worker ----------------------------------------------------------------------
@@ -292,7 +294,8 @@ class SessionWatcher:
                 for p in sorted(pokes):
                     self._call_file(p)
                 now = time.monotonic()
-                if now >= next_poll:
+                if now >= next_poll or self._poll_now:
+                    self._poll_now = False
                     if self._on_tick is not None:
                         self._on_tick()
                     # Files every poll interval; directory listings (possibly thousands of
