@@ -1438,6 +1438,49 @@ class SessionManager:
         if comp is None:
             below.reverse()
             return idx.entries_of(below)
+        centry = idx.entry_of(comp)
+        first_kept = centry.get("firstKeptEntryId")
+        if first_kept is not None and not _has_provider_payload(centry):
+            # One walk up from the compaction: the kept range (down from its parent to the
+            # first kept entry), then only what `_context_selection` keeps before it.
+            kept: builtins.list[Skeleton] = []
+            wanted: builtins.list[Skeleton] = []  # before the kept range, nearest first
+            assistant_taken = False
+            known = _KNOWN_NON_STATE
+            cur = by_id.get(comp.parent_id) if comp.parent_id is not None else None
+            while cur is not None:
+                kept.append(cur)
+                pid = cur.parent_id
+                steps += 1
+                if cur.id == first_kept:
+                    cur = by_id.get(pid) if pid is not None else None
+                    break
+                cur = by_id.get(pid) if pid is not None else None
+                if steps > limit:
+                    return self._materialize_context_path_slow(leaf_id)
+            else:
+                # The first kept entry is not on the path: nothing is kept.
+                wanted, assistant_taken = _select_before_kept(kept, wanted, False)
+                kept = []
+            while cur is not None:
+                t = cur.type
+                if t not in known:  # state changes and unknown types
+                    wanted.append(cur)
+                elif not assistant_taken and t == "message" and cur.role == "assistant":
+                    wanted.append(cur)  # the last assistant message before the kept range
+                    assistant_taken = True
+                pid = cur.parent_id
+                cur = by_id.get(pid) if pid is not None else None
+                steps += 1
+                if steps > limit:
+                    return self._materialize_context_path_slow(leaf_id)
+            wanted.reverse()
+            kept.reverse()
+            wanted.extend(kept)
+            wanted.append(comp)
+            below.reverse()
+            wanted.extend(below)
+            return idx.entries_of(wanted)
         above: builtins.list[Skeleton] = []
         pid = comp.parent_id
         cur = by_id.get(pid) if pid is not None else None
@@ -1642,6 +1685,20 @@ _KNOWN_NON_STATE = frozenset(
         "session",
     }
 )
+
+
+def _select_before_kept(
+    sks: list[Skeleton], wanted: list[Skeleton], assistant_taken: bool
+) -> tuple[list[Skeleton], bool]:
+    """`_context_selection`'s rule before the kept range, over skeletons nearest first."""
+    for sk in sks:
+        t = sk.type
+        if t not in _KNOWN_NON_STATE:
+            wanted.append(sk)
+        elif not assistant_taken and t == "message" and sk.role == "assistant":
+            wanted.append(sk)
+            assistant_taken = True
+    return wanted, assistant_taken
 
 
 def _has_provider_payload(comp: dict[str, Any]) -> bool:
