@@ -794,6 +794,11 @@ class EntryIndex:
         self._ensure_tree()
         return list(self._roots)
 
+    def child_map(self) -> tuple[list[str], dict[str, list[str]]]:
+        """The roots and every children list, uncopied: read-only, valid until the next change."""
+        self._ensure_tree()
+        return self._roots, self._children
+
     def effective_parent(self, entry_id: str) -> str | None:
         """The parent in the tree (None for roots, orphans and loop closers)."""
         self._ensure_tree()

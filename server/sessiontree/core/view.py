@@ -497,6 +497,21 @@ class ManagerTreeSource(_SourceBase):
     def children(self, parent_id: str | None) -> Sequence[str]:
         return self.manager.index.children(parent_id)  # type: ignore[no-any-return]
 
+    def lookups(self) -> tuple[Callable[[str], Any], Callable[[str | None], Sequence[str]]]:
+        """`skeleton` and `children` bound to the current index, for one pass over a version."""
+        index = self.manager.index
+        child_map = getattr(index, "child_map", None)
+        if child_map is None:
+            return self.skeleton, self.children
+        roots, kids = child_map()
+        kids_get = kids.get
+        empty: tuple[str, ...] = ()
+
+        def children(parent_id: str | None) -> Sequence[str]:
+            return roots if parent_id is None else kids_get(parent_id, empty)
+
+        return index.ids().get, children
+
     def get_entry(self, entry_id: str) -> Mapping[str, Any] | None:
         return self.manager.get_entry(entry_id)  # type: ignore[no-any-return]
 
@@ -688,6 +703,14 @@ class _Flat:
         return self.index_of.get(entry_id)
 
 
+def _lookups(source: TreeSource) -> tuple[Callable[[str], Any], Callable[[str | None], Sequence[str]]]:
+    """Fast `skeleton`/`children` for a loop over one version of `source` (read-only results)."""
+    fast = getattr(source, "lookups", None)
+    if fast is not None:
+        return fast()  # type: ignore[no-any-return]
+    return source.skeleton, source.children
+
+
 def active_path_ids(source: TreeSource, leaf_id: str | None) -> list[str]:
     """The leaf and its ancestors by ``parentId`` (leaf first), stopping at a repeat."""
     return list(_iter_active_path(source, leaf_id))
@@ -696,27 +719,29 @@ def active_path_ids(source: TreeSource, leaf_id: str | None) -> list[str]:
 def _iter_active_path(source: TreeSource, leaf_id: str | None) -> Iterator[str]:
     seen: set[str] = set()
     cur = leaf_id
+    skeleton = _lookups(source)[0]
     while isinstance(cur, str) and cur not in seen:
         seen.add(cur)
         yield cur
-        sk = source.skeleton(cur)
+        sk = skeleton(cur)
         if sk is None:
             break
         cur = sk.parent_id
 
 
 def _flatten(source: TreeSource, leaf_id: str | None) -> _Flat:
-    roots = list(source.children(None))
+    skeleton, children = _lookups(source)
+    roots = list(children(None))
     root_set = set(roots)
     # Ancestors of the leaf in the tree (the subtrees that contain it).
     contains: set[str] = set()
-    if leaf_id is not None and source.skeleton(leaf_id) is not None:
+    if leaf_id is not None and skeleton(leaf_id) is not None:
         cur: Any = leaf_id
         while isinstance(cur, str) and cur not in contains:
             contains.add(cur)
             if cur in root_set:
                 break
-            sk = source.skeleton(cur)
+            sk = skeleton(cur)
             if sk is None:
                 break
             cur = sk.parent_id
@@ -737,7 +762,6 @@ def _flatten(source: TreeSource, leaf_id: str | None) -> _Flat:
     for i in range(n_roots - 1, -1, -1):
         stack.append((roots[i], base, multi, multi, i == n_roots - 1, (), multi))
     emitted: set[str] = set()
-    children = source.children
     while stack:
         nid, indent, jb, sc, last, gut, vr = stack.pop()
         if nid in emitted:
@@ -959,7 +983,7 @@ def _visible(
     source: TreeSource, cache: _Cache, flat: _Flat, leaf_id: str | None, mode: str, tokens: list[str]
 ) -> list[int]:
     labels = source.labels
-    skeleton = source.skeleton
+    skeleton = _lookups(source)[0]
     out: list[int] = []
     for i, eid in enumerate(flat.ids):
         sk = skeleton(eid)
