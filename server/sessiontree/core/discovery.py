@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -267,6 +268,8 @@ def _summarize_file(path: str, with_text: bool = False, st: os.stat_result | Non
     try:
         if st is None:
             st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return None  # a FIFO named *.jsonl would block the open forever
         with open(path, "rb") as f:
             data = f.read()
     except OSError:
