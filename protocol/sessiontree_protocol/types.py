@@ -64,14 +64,13 @@ ViewFilter = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
 NameSource = Literal["auto", "user"]
 ChangeSource = Literal["local", "external"]
 
-_define = attrs.define(kw_only=True, slots=True)
 
 
 # ---------------------------------------------------------------------------------------
 # Shared shapes
 
 
-@_define
+@attrs.define(kw_only=True)
 class SessionInfo:
     """One session file as listed by `session/list`."""
 
@@ -86,7 +85,7 @@ class SessionInfo:
     parent_session: str | None = _opt("The header's parentSession.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class RecentSession:
     """One entry of `session/recent`."""
 
@@ -95,7 +94,7 @@ class RecentSession:
     modified: str = _req("ISO timestamp of the file's modification time.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class Recovered:
     """What the lenient loader dropped when opening a file."""
 
@@ -104,7 +103,7 @@ class Recovered:
     quarantined_copy: str | None = _opt("Path of a copy of the original file kept aside, if one was made.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class OpenResult:
     """Result of every method that opens or creates a session."""
 
@@ -121,7 +120,7 @@ class OpenResult:
     )
 
 
-@_define
+@attrs.define(kw_only=True)
 class EntrySummary:
     """One entry in brief: what a tree row needs."""
 
@@ -135,7 +134,7 @@ class EntrySummary:
     label: str | None = _opt("The entry's current label, if any.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class TreeNode:
     """An `EntrySummary` with its children, in `getTree()` order."""
 
@@ -150,7 +149,7 @@ class TreeNode:
     label: str | None = _opt("The entry's current label, if any.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class Row:
     """One line of the rendered tree (see tree-view-rules.md)."""
 
@@ -167,7 +166,7 @@ class Row:
     label: str | None = _opt("The entry's label, if any.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class LabelInfo:
     """A label and the entry it names."""
 
@@ -175,7 +174,7 @@ class LabelInfo:
     label: str = _req("The label text.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class HistoryEntry:
     """Addition: one recorded leaf jump (navigation history)."""
 
@@ -185,7 +184,7 @@ class HistoryEntry:
     summary_entry_id: str | None = _opt("The branch summary written by the jump, if any.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class DoctorProblem:
     """Addition: one problem found by `session/doctor`."""
 
@@ -199,28 +198,28 @@ class DoctorProblem:
 # Generic params and results
 
 
-@_define
+@attrs.define(kw_only=True)
 class SessionParams:
     """Params of the methods that only name an open session."""
 
     session: str = _req("The session handle.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class LeafResult:
     """A new leaf position."""
 
     leaf_id: str | None = _req("The leaf after the call (null: before the first entry).", nullable=True)
 
 
-@_define
+@attrs.define(kw_only=True)
 class EntryIdResult:
     """The id of an entry the call wrote."""
 
     entry_id: str = _req("The id of the written entry.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class EntrySummariesResult:
     """A list of entries in brief."""
 
@@ -231,7 +230,7 @@ class EntrySummariesResult:
 # Sessions
 
 
-@_define
+@attrs.define(kw_only=True)
 class ListParams:
     """Params of `session/list`."""
 
@@ -243,14 +242,14 @@ class ListParams:
     )
 
 
-@_define
+@attrs.define(kw_only=True)
 class ListResult:
     """Result of `session/list`, newest first."""
 
     sessions: list[SessionInfo] = _list("The sessions, newest first.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class RecentParams:
     """Params of `session/recent`."""
 
@@ -259,14 +258,14 @@ class RecentParams:
     limit: int = _opt("At most this many sessions.", 3)
 
 
-@_define
+@attrs.define(kw_only=True)
 class RecentResult:
     """Result of `session/recent`."""
 
     sessions: list[RecentSession] = _list("The sessions, newest first.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class OpenParams:
     """Params of `session/open`."""
 
@@ -274,7 +273,7 @@ class OpenParams:
     work_done_token: int | str | None = _opt("LSP work-done progress token for a long open.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class CreateParams:
     """Params of `session/create`."""
 
@@ -283,7 +282,7 @@ class CreateParams:
     parent_session: str | None = _opt("parentSession of the new header.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class ContinueRecentParams:
     """Params of `session/continueRecent`."""
 
@@ -292,14 +291,14 @@ class ContinueRecentParams:
     terminal_id: str | None = _opt("Terminal id whose breadcrumb is preferred.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class OpenInMemoryParams:
     """Params of `session/openInMemory`."""
 
     cwd: str | None = _opt("Working directory recorded in the header.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class ForkFromParams:
     """Params of `session/forkFrom`."""
 
@@ -308,7 +307,7 @@ class ForkFromParams:
     session_dir: str | None = _opt("Directory for the new file.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class ForkResult:
     """Result of `session/fork`."""
 
@@ -316,7 +315,7 @@ class ForkResult:
     new_path: str = _req("The new file (the handle now addresses it).")
 
 
-@_define
+@attrs.define(kw_only=True)
 class SetNameParams:
     """Params of `session/setName`."""
 
@@ -325,7 +324,7 @@ class SetNameParams:
     source: NameSource = _opt('"user" (default) or "auto" (does not override a user title).', "user")
 
 
-@_define
+@attrs.define(kw_only=True)
 class SetNameResult:
     """Result of `session/setName`."""
 
@@ -336,7 +335,7 @@ class SetNameResult:
 # Tree and entries
 
 
-@_define
+@attrs.define(kw_only=True)
 class TreeResult:
     """Result of `session/tree`."""
 
@@ -344,7 +343,7 @@ class TreeResult:
     leaf_id: str | None = _req("The current leaf.", nullable=True)
 
 
-@_define
+@attrs.define(kw_only=True)
 class ViewParams:
     """Params of `session/view`."""
 
@@ -361,7 +360,7 @@ class ViewParams:
     )
 
 
-@_define
+@attrs.define(kw_only=True)
 class ViewResult:
     """Result of `session/view`."""
 
@@ -374,7 +373,7 @@ class ViewResult:
     leaf_id: str | None = _req("The leaf the view was rendered for.", nullable=True)
 
 
-@_define
+@attrs.define(kw_only=True)
 class ChildrenParams:
     """Params of `session/children`."""
 
@@ -382,7 +381,7 @@ class ChildrenParams:
     parent_id: str | None = _opt("The parent entry (null or absent: the roots).", nullable=True)
 
 
-@_define
+@attrs.define(kw_only=True)
 class PathParams:
     """Params of `session/path`."""
 
@@ -390,7 +389,7 @@ class PathParams:
     from_id: str | None = _opt("Start of the path (default: the leaf).")
 
 
-@_define
+@attrs.define(kw_only=True)
 class EntryParams:
     """Params of `session/entry`."""
 
@@ -399,14 +398,14 @@ class EntryParams:
     resolve_blobs: bool = _opt("Replace blob references by their content.", False)
 
 
-@_define
+@attrs.define(kw_only=True)
 class EntryResult:
     """Result of `session/entry`."""
 
     entry: JSONObject = _req("The entry exactly as stored.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class EntriesParams:
     """Params of `session/entries`."""
 
@@ -415,7 +414,7 @@ class EntriesParams:
     limit: int | None = _opt("At most this many entries (default: all).")
 
 
-@_define
+@attrs.define(kw_only=True)
 class EntriesResult:
     """Result of `session/entries`."""
 
@@ -427,7 +426,7 @@ class EntriesResult:
 # Navigation
 
 
-@_define
+@attrs.define(kw_only=True)
 class BranchParams:
     """Params of `session/branch`."""
 
@@ -435,7 +434,7 @@ class BranchParams:
     entry_id: str = _req("The new leaf.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class BranchWithSummaryParams:
     """Params of `session/branchWithSummary`."""
 
@@ -446,7 +445,7 @@ class BranchWithSummaryParams:
     from_extension: bool | None = _opt("Marks a summary supplied by an extension.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class PrepareNavigationParams:
     """Params of `session/prepareNavigation`."""
 
@@ -454,7 +453,7 @@ class PrepareNavigationParams:
     target_id: str = _req("The entry to navigate to.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class PrepareNavigationResult:
     """Result of `session/prepareNavigation`."""
 
@@ -464,7 +463,7 @@ class PrepareNavigationResult:
     entries_to_summarize: list[EntrySummary] = _list("Entries a summary would cover, oldest first.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class NavigateParams:
     """Params of `session/navigate`."""
 
@@ -476,7 +475,7 @@ class NavigateParams:
     custom_instructions: str | None = _opt("Instructions passed to the summarizer.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class NavigateResult:
     """Result of `session/navigate` (and of `session/back`)."""
 
@@ -487,7 +486,7 @@ class NavigateResult:
     summary_entry: EntrySummary | None = _opt("The branch summary written, if any.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class BranchToNewSessionParams:
     """Params of `session/branchToNewSession`."""
 
@@ -495,7 +494,7 @@ class BranchToNewSessionParams:
     entry_id: str = _req("A user message entry.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class BranchToNewSessionResult:
     """Result of `session/branchToNewSession`."""
 
@@ -504,7 +503,7 @@ class BranchToNewSessionResult:
     path: str | None = _opt("The new session file.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class CreateBranchedSessionParams:
     """Params of `session/createBranchedSession`."""
 
@@ -512,7 +511,7 @@ class CreateBranchedSessionParams:
     leaf_id: str = _req("Last entry to copy into the new file.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class CreateBranchedSessionResult:
     """Result of `session/createBranchedSession`."""
 
@@ -523,7 +522,7 @@ class CreateBranchedSessionResult:
 # Labels and context
 
 
-@_define
+@attrs.define(kw_only=True)
 class SetLabelParams:
     """Params of `session/setLabel`."""
 
@@ -532,14 +531,14 @@ class SetLabelParams:
     label: str | None = _opt('The label (absent, null or "" clears).', nullable=True)
 
 
-@_define
+@attrs.define(kw_only=True)
 class LabelsResult:
     """Result of `session/labels`."""
 
     labels: list[LabelInfo] = _list("Every current label.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class ContextParams:
     """Params of `session/context`."""
 
@@ -550,7 +549,7 @@ class ContextParams:
     llm: bool = _opt("Also return the messages converted for the model.", False)
 
 
-@_define
+@attrs.define(kw_only=True)
 class ContextResult:
     """Result of `session/context`: the SessionContext."""
 
@@ -585,7 +584,7 @@ AppendEntryType = Literal[
 ]
 
 
-@_define
+@attrs.define(kw_only=True)
 class AppendParams:
     """Params of `session/append`."""
 
@@ -598,7 +597,7 @@ class AppendParams:
     )
 
 
-@_define
+@attrs.define(kw_only=True)
 class AppendResult:
     """Result of `session/append`."""
 
@@ -610,7 +609,7 @@ class AppendResult:
 # Additions: navigation history and doctor
 
 
-@_define
+@attrs.define(kw_only=True)
 class HistoryResult:
     """Addition: result of `session/history`."""
 
@@ -618,7 +617,7 @@ class HistoryResult:
     index: int = _req("Number of jumps in effect; `session/back` undoes entries[index-1].")
 
 
-@_define
+@attrs.define(kw_only=True)
 class DoctorParams:
     """Addition: params of `session/doctor` (give `path` or `session`)."""
 
@@ -627,7 +626,7 @@ class DoctorParams:
     repair: bool = _opt("Repair what can be repaired (the original is quarantined first).", False)
 
 
-@_define
+@attrs.define(kw_only=True)
 class DoctorResult:
     """Addition: result of `session/doctor`."""
 
@@ -640,7 +639,7 @@ class DoctorResult:
 # Notifications
 
 
-@_define
+@attrs.define(kw_only=True)
 class DidChangeParams:
     """`session/didChange`: entries were appended."""
 
@@ -651,7 +650,7 @@ class DidChangeParams:
     source: ChangeSource = _req('"local" (this daemon) or "external" (another process).')
 
 
-@_define
+@attrs.define(kw_only=True)
 class DidNavigateParams:
     """`session/didNavigate`: the leaf moved."""
 
@@ -662,7 +661,7 @@ class DidNavigateParams:
     from_extension: bool | None = _opt("The summary came from an extension.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class DidChangeLabelParams:
     """`session/didChangeLabel`: a label was set or cleared."""
 
@@ -671,7 +670,7 @@ class DidChangeLabelParams:
     label: str | None = _opt("The new label (absent: cleared).")
 
 
-@_define
+@attrs.define(kw_only=True)
 class DidReloadParams:
     """`session/didReload`: the file was replaced or rewritten underneath."""
 
@@ -679,7 +678,7 @@ class DidReloadParams:
     reason: str = _req("Why the session was reloaded.")
 
 
-@_define
+@attrs.define(kw_only=True)
 class DidChangeListParams:
     """`session/didChangeList`: session files appeared or vanished."""
 

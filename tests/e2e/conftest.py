@@ -34,9 +34,10 @@ def big_session(world: World) -> Path:
     return world.copy("big.jsonl", path)
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module", params=CLIENTS)
+@pytest_asyncio.fixture(scope="session", loop_scope="session", params=CLIENTS)
 async def client(request: pytest.FixtureRequest, world: World) -> AsyncIterator[LanguageClient]:
-    """One daemon per module and client kind (VS Code, Neovim capabilities)."""
+    """One daemon per client kind (VS Code, Neovim capabilities), shared by the e2e tests
+    (each test works on its own copies of session files)."""
     c = await start_client(world, request.param)
     c.kind = request.param  # type: ignore[attr-defined]
     yield c

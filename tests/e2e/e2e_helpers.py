@@ -7,6 +7,7 @@ Session files are generated with the shared corpus generator and copied per test
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -121,6 +122,6 @@ async def stop_client(client: LanguageClient) -> None:
     await client.stop()
 
 
-async def call(client: LanguageClient, method: str, params: Any = None) -> Any:
-    """Send a request and return its (dict) result."""
-    return await client.protocol.send_request_async(method, params)
+async def call(client: LanguageClient, method: str, params: Any = None, timeout: float = 60) -> Any:
+    """Send a request and return its (dict) result (a missing answer fails, never hangs)."""
+    return await asyncio.wait_for(client.protocol.send_request_async(method, params), timeout)

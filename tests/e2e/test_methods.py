@@ -12,7 +12,7 @@ from e2e_helpers import World, call
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
 def entries_of(path: Path) -> list[dict[str, Any]]:

@@ -58,9 +58,9 @@ class ServerConfig:
 
 
 def _str_list(value: Any) -> list[str] | None:
-    if isinstance(value, str):
+    if isinstance(value, str) and value:
         return [value]
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
         return list(value)
     return None
 
@@ -87,7 +87,7 @@ def parse_options(raw: Any) -> tuple[ServerConfig, list[str]]:
     if "allowedRoots" in raw and raw["allowedRoots"] is not None:
         roots = _str_list(raw["allowedRoots"])
         if roots is None:
-            bad("allowedRoots", "a list of directory paths")
+            bad("allowedRoots", "a non-empty list of directory paths")
         else:
             cfg.allowed_roots = [os.path.expanduser(r) for r in roots]
     if "watch" in raw and raw["watch"] is not None:

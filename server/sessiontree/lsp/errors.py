@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from sessiontree_protocol import methods as m
+import sessiontree_protocol.methods as m
 
 from sessiontree.core import errors as core_errors
 

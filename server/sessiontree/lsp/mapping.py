@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from sessiontree_protocol import types as t
+import sessiontree_protocol.types as t
 
 from sessiontree.core import view as core_view
 from sessiontree.core.errors import EntryNotFoundError

@@ -8,10 +8,10 @@ parts (a file watcher in features/watch.py, tests) can hook into local changes t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from sessiontree_protocol import methods as m
-from sessiontree_protocol import types as t
+import sessiontree_protocol.methods as m
+import sessiontree_protocol.types as t
 
 from sessiontree.lsp.registry import OpenSession
 
@@ -22,7 +22,7 @@ def did_change(
     appended: list[t.EntrySummary],
     leaf_id: str | None,
     old_leaf_id: str | None,
-    source: str = "local",
+    source: Literal["local", "external"] = "local",
 ) -> None:
     """`session/didChange`: entries were appended."""
     ls.notify(
