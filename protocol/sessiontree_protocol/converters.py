@@ -25,7 +25,7 @@ from sessiontree_protocol.types import ABSENT, _Absent
 
 T = TypeVar("T")
 
-__all__ = ["ParamsError", "camel", "converter", "structure", "unstructure"]
+__all__ = ["ParamsError", "camel", "converter", "structure", "unstructure", "wire_name"]
 
 
 class ParamsError(ValueError):
@@ -42,6 +42,11 @@ def camel(name: str) -> str:
     """snake_case -> camelCase (`work_done_token` -> `workDoneToken`)."""
     head, *rest = name.split("_")
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def wire_name(f: Any) -> str:
+    """The wire name of an attrs field: `metadata["wire"]`, else the camelCase name."""
+    return f.metadata.get("wire") or camel(f.name)  # type: ignore[no-any-return]
 
 
 def _type_name(value: Any) -> str:
@@ -185,7 +190,7 @@ def _make_converter() -> cattrs.Converter:
             inner, allows_none = _strip_optional(f.type)
             nullable = bool(f.metadata.get("nullable")) or allows_none
             required = f.default is attrs.NOTHING
-            plan.append((f.name, camel(f.name), inner, nullable, required))
+            plan.append((f.name, wire_name(f), inner, nullable, required))
 
         def hook(value: Any, _tp: Any) -> Any:
             if not isinstance(value, dict):
@@ -217,7 +222,7 @@ def _make_converter() -> cattrs.Converter:
         plan = []
         for f in attrs.fields(cls):
             inner, _ = _strip_optional(f.type)
-            plan.append((f.name, camel(f.name), bool(f.metadata.get("nullable")), _unstructure_fn(inner)))
+            plan.append((f.name, wire_name(f), bool(f.metadata.get("nullable")), _unstructure_fn(inner)))
 
         def hook(obj: Any) -> Any:
             out: dict[str, Any] = {}

@@ -10,7 +10,9 @@ Field metadata understood by the converter:
 - ``doc``: the field's documentation;
 - ``nullable``: ``null`` has a meaning for this field and is sent as ``null`` (otherwise an
   optional field that is ``None`` is left out of the message);
-- ``addition``: the field is an addition beyond PROTOCOL.md.
+- ``addition``: the field is an addition beyond PROTOCOL.md;
+- ``wire``: the name on the wire when it is not the camelCase of the field name
+  (`selectedMCPToolNames`, as the reference spells it).
 """
 
 from __future__ import annotations
@@ -63,7 +65,6 @@ JSONObject = dict[str, Any]
 ViewFilter = Literal["default", "no-tools", "user-only", "labeled-only", "all"]
 NameSource = Literal["auto", "user"]
 ChangeSource = Literal["local", "external"]
-
 
 
 # ---------------------------------------------------------------------------------------
@@ -562,9 +563,18 @@ class ContextResult:
     service_tier: str | None = _opt("The service tier.")
     active_context_name: str | None = _opt("Active context name.")
     active_context_tenant: str | None = _opt("Active context tenant.")
-    active_context_namespace: str | None = _opt("Active context namespace.")
-    selected_mcp_tool_names: list[str] | None = _opt("Selected MCP tool names.")
-    has_persisted_mcp_tool_selection: bool | None = _opt("Whether an MCP tool selection was persisted.")
+    selected_mcp_tool_names: list[str] | None = attrs.field(
+        default=None,
+        metadata={"doc": "Selected MCP tool names.", "nullable": False, "wire": "selectedMCPToolNames"},
+    )
+    has_persisted_mcp_tool_selection: bool | None = attrs.field(
+        default=None,
+        metadata={
+            "doc": "Whether an MCP tool selection was persisted.",
+            "nullable": False,
+            "wire": "hasPersistedMCPToolSelection",
+        },
+    )
     llm_messages: list[JSONObject] | None = _opt("The messages converted for the model (when llm was set).")
 
 

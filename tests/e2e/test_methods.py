@@ -238,6 +238,7 @@ async def test_context_at_leaf_and_any_node(client: LanguageClient, world: World
     handle, _, entries = await open_copy(client, world)
     ctx = await call(client, "session/context", {"session": handle})
     assert ctx["messages"] and isinstance(ctx["thinkingLevel"], str) and "models" in ctx
+    assert isinstance(ctx["selectedMCPToolNames"], list) and "hasPersistedMCPToolSelection" in ctx
     early = next(e for e in entries[3:] if e["type"] == "message")
     part = await call(client, "session/context", {"session": handle, "leafId": early["id"], "llm": True})
     assert len(part["messages"]) < len(ctx["messages"])

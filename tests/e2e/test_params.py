@@ -16,7 +16,7 @@ from e2e_helpers import call
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 from sessiontree_protocol import methods
-from sessiontree_protocol.converters import camel
+from sessiontree_protocol.converters import wire_name
 from sessiontree_protocol.types import METHOD_TO_TYPES
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -80,13 +80,13 @@ def cases() -> list[tuple[str, str, dict[str, Any] | list[Any], str]]:
         params_cls, _ = METHOD_TO_TYPES[method]
         attrs.resolve_types(params_cls)
         fields = attrs.fields(params_cls)
-        required = {camel(f.name): valid_value(f.type) for f in fields if f.default is attrs.NOTHING}
+        required = {wire_name(f): valid_value(f.type) for f in fields if f.default is attrs.NOTHING}
         out.append((method, "not-an-object", ["positional"], ""))
         for name in required:
             broken = {k: v for k, v in required.items() if k != name}
             out.append((method, f"missing-{name}", broken, name))
         for f in fields:
-            wire = camel(f.name)
+            wire = wire_name(f)
             for i, bad in enumerate(wrong_values(f.type)):
                 out.append((method, f"wrong-{wire}-{i}", {**required, wire: bad}, wire))
     return out

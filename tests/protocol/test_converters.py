@@ -141,3 +141,16 @@ def test_unknown_keys_are_ignored_and_params_must_be_an_object() -> None:
     assert c.structure({"session": "s", "future": 1}, t.SessionParams) == t.SessionParams(session="s")
     with pytest.raises(c.ParamsError):
         c.structure(["s"], t.SessionParams)
+
+
+def test_wire_name_overrides_follow_the_reference_spelling() -> None:
+    ctx = t.ContextResult(
+        thinking_level="off",
+        models={},
+        mode="none",
+        selected_mcp_tool_names=["a"],
+        has_persisted_mcp_tool_selection=True,
+    )
+    wire = c.unstructure(ctx)
+    assert wire["selectedMCPToolNames"] == ["a"] and wire["hasPersistedMCPToolSelection"] is True
+    assert c.structure(wire, t.ContextResult) == ctx

@@ -47,3 +47,15 @@ def test_required_fields_follow_attrs_defaults() -> None:
     assert "leafId" in defs["OpenResult"]["required"]
     assert set(defs["BranchWithSummaryParams"]["required"]) == {"session", "branchFromId", "summary"}
     assert len(METHOD_TO_TYPES) == len(methods.REQUESTS) + len(methods.NOTIFICATIONS)
+
+
+def test_protocol_reference_documents_every_method_and_type() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text(encoding="utf-8")
+    for name in (*methods.REQUESTS, *methods.NOTIFICATIONS):
+        assert f"`{name}`" in doc, name
+    for cls_name in build_schema()["definitions"]:
+        assert f"### {cls_name}\n" in doc, cls_name
+    for code in ("-32602", "-32800", "-32001", "-32002", "-32003", "-32004", "-32005", "-32006", "-32007"):
+        assert f"| {code} |" in doc, code

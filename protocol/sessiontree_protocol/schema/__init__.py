@@ -15,7 +15,7 @@ from typing import Any, Literal, get_args, get_origin
 import attrs
 
 from sessiontree_protocol import methods
-from sessiontree_protocol.converters import camel
+from sessiontree_protocol.converters import wire_name
 from sessiontree_protocol.types import METHOD_TO_TYPES, _Absent
 
 SCHEMA_PATH = Path(__file__).with_name("sessiontree-protocol.schema.json")
@@ -60,7 +60,7 @@ def _class_schema(cls: type, defs: dict[str, Any]) -> None:
     props: dict[str, Any] = {}
     required: list[str] = []
     for f in attrs.fields(cls):
-        wire = camel(f.name)
+        wire = wire_name(f)
         schema = _type_schema(f.type, defs)
         doc = f.metadata.get("doc", "")
         if f.metadata.get("addition") and not doc.startswith("Addition"):
