@@ -126,7 +126,7 @@ def sc_baseline(path: str) -> dict:
                 n += 1
         return n
 
-    t, n = timed(run, key="baseline")
+    t, n = timed(run, repeat=2, key="baseline")
     return {"baseline": t, "lines": n, "hwm_mb": vm_hwm_mb()}
 
 
@@ -287,6 +287,20 @@ def make_list_corpus(agent_dir: Path, count: int = 2000) -> None:
     marker.touch()
 
 
+def drop_index_cache(cache: Path) -> None:
+    shutil.rmtree(cache / "sessiontree" / "index", ignore_errors=True)
+
+
+def best_of(repeat: int, run, before=None) -> dict:
+    """The fastest (by wall time) of `repeat` fresh-process runs of an open."""
+    results = []
+    for _ in range(repeat):
+        if before is not None:
+            before()
+        results.append(run())
+    return min(results, key=lambda r: r["open"])
+
+
 def fmt_s(v: float | None) -> str:
     if v is None:
         return "-"
@@ -326,10 +340,13 @@ def main() -> int:
         fig: dict = {"size_mb": path.stat().st_size / 1e6}
         fig.update(child("baseline", str(copy), env=env))
         shutil.rmtree(cache, ignore_errors=True)
-        cold = child("open", str(copy), env=env)
+        reps = 3 if n <= 100_000 else 2
+        cold = best_of(
+            reps, lambda copy=copy: child("open", str(copy), env=env), lambda: drop_index_cache(cache)
+        )
         fig["cold_open"], fig["open_hwm_mb"] = cold["open"], cold["hwm_mb"]
         fig["cold_open_cpu"] = cold["open_cpu"]
-        warm = child("open", str(copy), env=env)
+        warm = best_of(reps, lambda copy=copy: child("open", str(copy), env=env))
         fig["warm_open"], fig["warm_open_cpu"] = warm["open"], warm["open_cpu"]
         with open(copy, "ab") as f, open(path, "rb") as src:
             # append the last 50 lines again with fresh ids so the file grows like an agent's would
@@ -338,7 +355,7 @@ def main() -> int:
                 e = json.loads(line)
                 e["id"] = f"b{i:07x}"
                 f.write(json.dumps(e, separators=(",", ":")).encode() + b"\n")
-        warm = child("open", str(copy), env=env)
+        warm = best_of(reps, lambda copy=copy: child("open", str(copy), env=env))
         fig["warm_open_appended"], fig["warm_open_appended_cpu"] = warm["open"], warm["open_cpu"]
         fig.update(child("ops", str(copy), env=env))
         agent = work / "agent"
