@@ -262,7 +262,7 @@ def typed(params_cls: type, method: str) -> Callable[[Callable[..., Awaitable[An
                     {"field": "", "reason": "params must be an object"},
                 )
             try:
-                params = wire.structure(raw, params_cls)
+                params: Any = wire.structure(raw, params_cls)
             except wire.ParamsError as exc:
                 where = exc.field or "params"
                 raise errors.InvalidParams(
