@@ -32,6 +32,7 @@ class RawLsp:
         self.stderr_chunks: list[bytes] = []
         self._next_id = 1_000_000
         self.notifications: list[dict[str, Any]] = []
+        self.backlog: list[dict[str, Any]] = []
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
 
@@ -83,6 +84,10 @@ class RawLsp:
 
     # ------------------------------------------------------------------ requests
     def wait_for(self, pred: Any, timeout: float = 10.0) -> dict[str, Any]:
+        """The next message matching `pred`; others are kept for later calls."""
+        for i, kept in enumerate(self.backlog):
+            if pred(kept):
+                return self.backlog.pop(i)
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -101,6 +106,8 @@ class RawLsp:
                 self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
             if pred(msg):
                 return msg
+            if "id" in msg and "method" not in msg:
+                self.backlog.append(msg)
 
     def response(self, rid: Any, timeout: float = 10.0) -> dict[str, Any]:
         return self.wait_for(lambda m: "method" not in m and m.get("id") == rid, timeout)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sessiontree.core.errors import InvalidSessionFileError
 from sessiontree.core.jsonl import dumps_line, parse_jsonl_lenient
 
 BLOB_PREFIX = "blob:sha256:"
@@ -135,11 +136,13 @@ class RepairResult:
         }
 
 
-class DoctorError(Exception):
-    """The file could not be read or repaired at all (missing, not a regular file, I/O)."""
+class DoctorError(InvalidSessionFileError):
+    """The file could not be checked or repaired at all (missing, not a regular file, I/O,
+    or a repair that would have to invent data). A subclass of `InvalidSessionFileError`
+    so that callers handling the core's errors (the daemon: -32007) handle it too."""
 
     def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
+        Exception.__init__(self, f"{path}: {reason}")
         self.path = path
         self.reason = reason
 
