@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 import sessiontree_protocol.methods as m
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from sessiontree.core import errors as core_errors
 
