@@ -10,7 +10,6 @@ from sessiontree_protocol import types as t
 
 from sessiontree.core.errors import ConflictError
 from sessiontree.lsp import errors, mapping, notify
-from sessiontree.lsp.features._common import remember_leaf
 from sessiontree.lsp.features.watch import announce_pending
 from sessiontree.lsp.server import SessionTreeServer, request
 
@@ -125,7 +124,6 @@ def setup(server: SessionTreeServer) -> None:
                     session.path,
                 )
             eid = do(manager)
-            remember_leaf(ls, session)
             return eid, old, mapping.summary(manager, eid)
 
         try:

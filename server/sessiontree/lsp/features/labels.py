@@ -6,7 +6,6 @@ from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
 
 from sessiontree.lsp import mapping, notify
-from sessiontree.lsp.features._common import remember_leaf
 from sessiontree.lsp.server import SessionTreeServer, request
 
 
@@ -23,7 +22,6 @@ def setup(server: SessionTreeServer) -> None:
             mapping.require_entry(manager, p.target_id)
             old = manager.get_leaf_id()
             eid = manager.append_label_change(p.target_id, label)
-            remember_leaf(ls, session)
             return eid, old, mapping.summary(manager, eid)
 
         eid, old, summ = await ls.registry.call(session, work)
