@@ -51,6 +51,77 @@ from sessiontree.lsp.registry import Registry
 log = logging.getLogger("sessiontree.lsp")
 
 TOO_LARGE_METHOD = "$/sessiontree/requestTooLarge"
+INVALID_MESSAGE_METHOD = "$/sessiontree/invalidMessage"
+
+
+def _invalid_message(msg_id: Any, has_id: bool, code: int, message: str) -> bytes:
+    """A notification to ourselves that answers a message pygls cannot handle."""
+    params = {"hasId": has_id, "id": msg_id, "code": code, "message": message}
+    return orjson.dumps({"jsonrpc": "2.0", "method": INVALID_MESSAGE_METHOD, "params": params})
+
+
+MAX_NESTING = 900
+
+
+def _depth_exceeds(obj: Any, limit: int) -> bool:
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+    return False
+
+
+def screen_body(body: bytes) -> bytes:
+    """Check a message body before pygls sees it.
+
+    pygls drops (with only a log line) bodies that are not JSON, not UTF-8, nested too
+    deeply, not an object, or whose envelope does not fit its classes (a request without
+    params, an id that is an object, a method that is not a string), so the client would
+    wait forever. Such bodies are replaced by an internal notification whose handler
+    answers with the JSON-RPC error (-32700 parse error, -32600 invalid request), with the
+    request's id when it has a usable one and `null` otherwise.
+    """
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        try:
+            # orjson refuses a few things JSON allows (escaped lone surrogates, which JS
+            # clients can send); the stdlib parser, which pygls uses, decides.
+            obj = json.loads(body)
+        except (ValueError, RecursionError):
+            return _invalid_message(None, True, -32700, f"Parse error: {exc}")
+    if not isinstance(obj, dict):
+        return _invalid_message(None, True, -32600, "Invalid Request: a message must be a JSON object")
+    if body.count(b"[") + body.count(b"{") > MAX_NESTING and _depth_exceeds(obj, MAX_NESTING):
+        # pygls' json.loads would hit Python's recursion limit and drop the message
+        mid = obj.get("id") if isinstance(obj.get("id"), str | int) else None
+        return _invalid_message(
+            mid, True, -32600, f"Invalid Request: nested deeper than {MAX_NESTING} levels"
+        )
+    has_id = "id" in obj
+    mid = obj.get("id")
+    if has_id and not (
+        mid is None or isinstance(mid, str) or (isinstance(mid, int) and not isinstance(mid, bool))
+    ):
+        return _invalid_message(None, True, -32600, "Invalid Request: id must be a string, a number or null")
+    if obj.get("jsonrpc") != "2.0":
+        return _invalid_message(mid, has_id, -32600, 'Invalid Request: "jsonrpc" must be "2.0"')
+    if "method" in obj:
+        method = obj["method"]
+        if not isinstance(method, str):
+            return _invalid_message(mid, has_id, -32600, "Invalid Request: method must be a string")
+        if "params" not in obj and method not in lsp.METHOD_TO_TYPES:
+            obj["params"] = None  # pygls' generic message classes require the key
+            return orjson.dumps(obj)
+    elif not has_id or ("result" not in obj and "error" not in obj):
+        return _invalid_message(mid, has_id, -32600, "Invalid Request: no method, result or error")
+    return body
+
 
 _PENDING_WRITES: set[Any] = set()
 
@@ -142,11 +213,33 @@ class _LimitedReader(StdinAsyncReader):
         super().__init__(stdin, executor)
         self._limit = limit
 
+    _HEADER = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)[ \t]*\r?\n?$", re.IGNORECASE)
+
+    def _read_header_line(self) -> bytes:
+        # pygls only accepts exactly "Content-Length: N\r\n". Garbage glued in front of a
+        # header (a body that was shorter than announced, junk without a newline), a
+        # lower-case name or a bare \n would make it skip the header and lose every later
+        # message; normalize such lines so the stream resynchronizes.
+        line: bytes = self.stdin.readline(65536)
+        if not line or (line.startswith(b"Content-Length: ") and line.endswith(b"\r\n")):
+            return line
+        i = line.lower().rfind(b"content-length")
+        if i >= 0:
+            m = self._HEADER.match(line, i)
+            if m:
+                return b"Content-Length: " + m.group(1) + b"\r\n"
+        return line
+
+    def readline(self) -> Any:
+        return self.loop.run_in_executor(self.executor, self._read_header_line)
+
     def _read_body(self, n: int) -> bytes:
         limit = self._limit()
         if n <= limit:
             data: bytes = self.stdin.read(n)
-            return data
+            if len(data) < n:
+                return data  # end of input: the read loop stops
+            return screen_body(data)
         head = self.stdin.read(min(n, 4096))
         left = n - len(head)
         while left > 0:
@@ -210,6 +303,14 @@ class SessionTreeServer(LanguageServer):
         finally:
             self.registry.shutdown()
             self.shutdown()
+
+    def answer_invalid_message(self, params: Any) -> None:
+        """Send the error response for a message `screen_body` refused."""
+        if not isinstance(params, dict) or not params.get("hasId"):
+            log.warning("dropped an invalid notification: %s", params)
+            return
+        err = {"code": params.get("code"), "message": params.get("message")}
+        self.protocol._send_data({"jsonrpc": "2.0", "id": params.get("id"), "error": err})
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log out-of-band errors; request errors already went back in the response."""
@@ -312,6 +413,7 @@ def create_server(log_level: str | None = None) -> SessionTreeServer:
 
     server = SessionTreeServer()
     setup(server)
+    server.feature(INVALID_MESSAGE_METHOD)(lambda ls, params: ls.answer_invalid_message(params))
     return server
 
 
