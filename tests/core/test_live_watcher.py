@@ -69,7 +69,10 @@ def test_append_to_followed_file_calls_on_file_quickly(
         fh.write('{"type":"x"}\n')
     assert rec.wait(lambda: any(p == canon and t >= t0 for t, p in rec.files[n:]))
     first = next(t for t, p in rec.files[n:] if p == canon and t >= t0)
-    assert first - t0 < 0.2
+    # Well under the 1 s safety poll: the change was seen by inotify or the 100 ms poll.
+    # (The figures against the 200 ms target come from benchmarks/live_latency.py; a
+    # loaded CI machine must not make this test flaky.)
+    assert first - t0 < 0.5
 
 
 def test_replaced_and_deleted_file_are_reported(
