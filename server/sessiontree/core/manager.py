@@ -22,6 +22,7 @@ from __future__ import annotations
 import builtins
 import os
 import re
+import stat as _stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -426,6 +427,11 @@ class SessionManager:
         path = os.path.abspath(path)
         storage = self._storage
         st = _stat_of(storage, path)
+        mode = getattr(st, "st_mode", None)
+        if isinstance(mode, int) and not _stat.S_ISREG(mode):
+            # A FIFO or a device reports size 0: never mistake it for an empty file and
+            # rename a new session over it (nor block reading it).
+            raise InvalidSessionFileError(path, "not a regular file")
         size = _st(st, "st_size") if st is not None else 0
         if self._read_only and st is None:
             raise FileNotFoundError(path)
