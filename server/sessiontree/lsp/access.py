@@ -2,8 +2,9 @@
 
 Every path a client gives (`session/open`, `forkFrom.sourcePath`, `sessionDir`, `cwd` of a
 create) is resolved with symlinks followed and must land inside one of the allowed roots
-(themselves resolved). An existing session path must be a regular file. A symlink that
-points outside every root is refused even when the link itself lies inside one.
+(themselves resolved). An existing session path must be a regular file with a single
+name (no other hard link, which could lie outside the roots). A symlink that points
+outside every root is refused even when the link itself lies inside one.
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ class AccessPolicy:
         if not stat.S_ISREG(st.st_mode):
             kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
             raise self._deny(path, f"is {kind}")
+        if st.st_nlink > 1:
+            # Another name of the same file may lie outside every root (a hard link needs no
+            # access to the target's directory), and appends would write through it.
+            raise self._deny(path, f"has {st.st_nlink} hard links; only files with a single name are opened")
         return resolved
 
     def check_dir(self, path: str | os.PathLike[str]) -> Path:
