@@ -107,18 +107,13 @@ def tmpfs(path: Path, size: str) -> Iterator[Path]:
 def fill(path: Path) -> Path:
     """Fill the filesystem of `path` until writes fail with ENOSPC."""
     filler = path / "filler.bin"
-    with open(filler, "wb") as f:
-        try:
-            while True:
-                f.write(b"\0" * 65536)
-                f.flush()
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC
-    # the last partial block may still fit a few bytes: take them too
-    with contextlib.suppress(OSError), open(filler, "ab") as f:
-        for _ in range(4096):
-            f.write(b"\0")
-            f.flush()
+    with open(filler, "wb", buffering=0) as f:
+        for size in (65536, 4096, 1):
+            try:
+                while True:
+                    f.write(b"\0" * size)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
     return filler
 
 
