@@ -31,7 +31,8 @@ def big_session(world: World) -> Path:
     data = path.read_bytes()
     cut = data.index(b"\n", len(data) // 2) + 1
     path.write_bytes(data[:cut] + b"{not json\n" + data[cut:])
-    return world.copy("big.jsonl", path)
+    # outside the sessions dir, so that `session/list` does not read every big copy
+    return world.copy("big.jsonl", path, world.root / "big")
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session", params=CLIENTS)

@@ -84,9 +84,11 @@ class World:
     def init_options(self, **extra: Any) -> dict[str, Any]:
         return {"agentDir": str(self.agent_dir), "stateDir": str(self.state_dir), **extra}
 
-    def copy(self, name: str, template: Path | None = None) -> Path:
-        """A fresh copy of a session file inside the sessions dir."""
-        dest = self.sessions / name
+    def copy(self, name: str, template: Path | None = None, directory: Path | None = None) -> Path:
+        """A fresh copy of a session file (default: inside the sessions dir)."""
+        directory = directory or self.sessions
+        directory.mkdir(parents=True, exist_ok=True)
+        dest = directory / name
         shutil.copyfile(template or self.small, dest)
         return dest
 

@@ -37,7 +37,7 @@ async def test_requests_in_flight_at_once(client: LanguageClient, world: World) 
 async def test_small_request_answered_during_large_open(
     client: LanguageClient, world: World, big_session: Path
 ) -> None:
-    path = world.copy(f"big-{client.kind}.jsonl", big_session)  # type: ignore[attr-defined]
+    path = world.copy(f"big-{client.kind}.jsonl", big_session, big_session.parent)  # type: ignore[attr-defined]
     assert path.stat().st_size > 25_000_000
     before = set(client.progress_reports)
     t0 = time.monotonic()
@@ -61,7 +61,7 @@ async def test_small_request_answered_during_large_open(
 
 
 async def test_cancel_a_long_open(client: LanguageClient, world: World, big_session: Path) -> None:
-    path = world.copy(f"big-cancel-{client.kind}.jsonl", big_session)  # type: ignore[attr-defined]
+    path = world.copy(f"big-cancel-{client.kind}.jsonl", big_session, big_session.parent)  # type: ignore[attr-defined]
     msg_id = f"cancel-{client.kind}"  # type: ignore[attr-defined]
     fut = client.protocol.send_request("session/open", {"path": str(path)}, msg_id=msg_id)
     await asyncio.sleep(0.1)
