@@ -9,7 +9,8 @@ Used by tests, benchmarks and scripts::
         page = c.request("session/view", {"session": opened["session"], "limit": 200})
         note = c.wait_for_notification("session/didChange", timeout=5)
 
-Requests block until the answer comes (or use `request_future` for several in flight);
+Requests block until the answer comes (or use `request_future` for several in flight,
+or `await client.arequest(...)` from asyncio code);
 errors raise `RpcError` with `code`, `message` and `data`. Server notifications are
 collected in `notifications` and can be awaited with `wait_for_notification`. Requests
 the server sends (`window/workDoneProgress/create`) are answered with `null`.
@@ -185,6 +186,12 @@ class Client:
     def request(self, method: str, params: Any = None, *, timeout: float | None = 60) -> Any:
         """Send a request and wait for its result."""
         return self.request_future(method, params).result(timeout)
+
+    async def arequest(self, method: str, params: Any = None) -> Any:
+        """Send a request from asyncio code and await its result."""
+        import asyncio
+
+        return await asyncio.wrap_future(self.request_future(method, params))
 
     def cancel(self, fut: Future[Any]) -> None:
         """Send `$/cancelRequest` for a request sent with `request_future`."""

@@ -70,7 +70,7 @@ async def test_cancel_a_long_open(client: LanguageClient, world: World, big_sess
     with pytest.raises(JsonRpcException) as err:
         await asyncio.wait_for(asyncio.wrap_future(fut), 10)
     assert err.value.code == -32800
-    assert time.monotonic() - t0 < 1.0, "the cancellation is answered at once, not after the load"
+    assert time.monotonic() - t0 < 2.0, "the cancellation is answered at once, not after the load"
     # the daemon keeps working; the cancelled load is not registered
     res = await call(client, "session/openInMemory", {})
     assert res["session"]
