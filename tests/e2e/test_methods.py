@@ -291,6 +291,12 @@ async def test_sessions_create_fork_name_flush_close(client: LanguageClient, wor
     created = await call(client, "session/create", {"cwd": cwd, "sessionDir": str(world.sessions)})
     assert created["leafId"] is None and created["entryCount"] == 0
     assert created["path"].startswith(str(world.sessions.resolve()))
+    child = await call(
+        client,
+        "session/create",
+        {"cwd": cwd, "sessionDir": str(world.sessions), "parentSession": "/p/parent.jsonl"},
+    )
+    assert child["header"]["parentSession"] == "/p/parent.jsonl" and child["session"] != created["session"]
     mem = await call(client, "session/openInMemory", {"cwd": cwd})
     assert "path" not in mem and mem["leafId"] is None
     await call(
