@@ -194,7 +194,8 @@ def test_first_write_fault_creates_nothing(tmp_path: Path) -> None:
         sm.append_message(msg("assistant", "a"))
     path = sm.get_session_file()
     assert info.value.path == path
-    assert not [p for p in (tmp_path / "d").glob("*.jsonl")] if (tmp_path / "d").exists() else True
+    assert path is not None and not os.path.exists(path)
+    assert not list(tmp_path.rglob("*.jsonl")) and not list(tmp_path.rglob("*.tmp"))
 
 
 # ------------------------------------------------------------------------ real filesystems
