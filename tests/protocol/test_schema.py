@@ -59,3 +59,15 @@ def test_protocol_reference_documents_every_method_and_type() -> None:
         assert f"### {cls_name}\n" in doc, cls_name
     for code in ("-32602", "-32800", "-32001", "-32002", "-32003", "-32004", "-32005", "-32006", "-32007"):
         assert f"| {code} |" in doc, code
+
+
+def test_protocol_reference_type_tables_are_fresh() -> None:
+    from pathlib import Path
+
+    from sessiontree_protocol.schema import render_markdown
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text(encoding="utf-8")
+    assert doc.rstrip().endswith(render_markdown().rstrip()), (
+        "docs/protocol.md types are stale: replace its '## Types' tables with "
+        "`python -m sessiontree_protocol.schema --markdown`"
+    )

@@ -1,7 +1,8 @@
 """JSON Schema of the sessiontree protocol, generated from `types.py`.
 
 `python -m sessiontree_protocol.schema` rewrites `sessiontree-protocol.schema.json` next to
-this file; `python -m sessiontree_protocol.schema --check` exits 1 when it is stale.
+this file; `python -m sessiontree_protocol.schema --check` exits 1 when it is stale;
+`--markdown` prints the field tables of the "Types" section of docs/protocol.md.
 """
 
 from __future__ import annotations
@@ -109,6 +110,67 @@ def build_schema() -> dict[str, Any]:
     }
 
 
+def _md_type(tp: Any) -> str:
+    if tp is Any:
+        return "any"
+    simple = {str: "string", int: "integer", bool: "boolean", float: "number", type(None): "null"}
+    if tp in simple:
+        return simple[tp]
+    if tp is dict or get_origin(tp) is dict:
+        return "object"
+    if get_origin(tp) is list:
+        (item,) = get_args(tp) or (Any,)
+        return _md_type(item) + "[]"
+    if get_origin(tp) is Literal:
+        names = [a for a in get_args(tp) if isinstance(a, str)]
+        return " \\| ".join(f'"{a}"' for a in names)
+    if get_origin(tp) in (typing.Union, pytypes.UnionType):
+        return " \\| ".join(p for p in (_md_type(a) for a in get_args(tp)) if p)
+    if attrs.has(tp):
+        return f"[`{tp.__name__}`](#{tp.__name__.lower()})"
+    return str(tp)
+
+
+def render_markdown() -> str:
+    """The field tables of every type, as in the "Types" section of docs/protocol.md."""
+    from sessiontree_protocol import types as t
+
+    classes: list[type] = []
+    for params, result in METHOD_TO_TYPES.values():
+        for c in (params, result):
+            if c is not None and c not in classes:
+                classes.append(c)
+    for extra in (
+        t.SessionInfo,
+        t.RecentSession,
+        t.Recovered,
+        t.EntrySummary,
+        t.TreeNode,
+        t.Row,
+        t.LabelInfo,
+        t.HistoryEntry,
+        t.DoctorProblem,
+    ):
+        if extra not in classes:
+            classes.append(extra)
+    out: list[str] = []
+    for cls in classes:
+        attrs.resolve_types(cls)
+        rows = []
+        for f in attrs.fields(cls):
+            required = "yes" if f.default is attrs.NOTHING else "no"
+            doc = f.metadata.get("doc", "").replace("Addition: ", "**Addition.** ")
+            if f.metadata.get("addition") and "Addition" not in doc:
+                doc = "**Addition.** " + doc
+            null = " (null sent)" if f.metadata.get("nullable") else ""
+            rows.append(f"| `{wire_name(f)}` | {_md_type(f.type)}{null} | {required} | {doc} |")
+        out.append(
+            f"### {cls.__name__}\n{(cls.__doc__ or '').strip()}\n\n"
+            "| field | type | required | meaning |\n|---|---|---|---|\n" + "\n".join(rows) + "\n"
+        )
+    return "\n".join(out)
+
+
 def render() -> str:
     """The schema file's exact text."""
     return json.dumps(build_schema(), indent=2, ensure_ascii=False) + "\n"
@@ -120,6 +182,9 @@ def main(argv: list[str] | None = None) -> int:
 
     args = sys.argv[1:] if argv is None else argv
     text = render()
+    if "--markdown" in args:
+        print(render_markdown())
+        return 0
     if "--check" in args:
         current = SCHEMA_PATH.read_text(encoding="utf-8") if SCHEMA_PATH.exists() else ""
         if current != text:
