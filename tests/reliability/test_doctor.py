@@ -328,3 +328,39 @@ def test_repair_gives_back_an_entry_swallowed_by_a_torn_line(tmp_path: Path) -> 
     assert any("kept 1 entry" in c for c in result.changes), result.changes
     assert Path(result.quarantined_copy or "").read_bytes() == data
     assert check_file(f, blobs_dir=tmp_path).ok
+
+
+def test_session_doctor_over_the_protocol(tmp_path: Path) -> None:
+    from .rawlsp import RawLsp
+
+    root = tmp_path / "root"
+    root.mkdir()
+    broken = root / "bad.jsonl"
+    good = [line(e) for e in chain(5)]
+    data = b"".join(good) + b"junk\n" + b'{"type":"mess'
+    broken.write_bytes(data)
+    headerless = root / "nohead.jsonl"
+    headerless.write_bytes(b"junk\n" + good[1])
+    env = {
+        "HOME": str(tmp_path),
+        "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
+        "SESSIONTREE_STATE_DIR": str(tmp_path / "st"),
+    }
+    d = RawLsp(env=env)
+    try:
+        assert "result" in d.initialize({"allowedRoots": [str(root)], "watch": False})
+        res = d.request("session/doctor", {"path": str(broken)})["result"]
+        assert [p["kind"] for p in res["problems"]] == ["dropped-line", "torn-tail"]
+        assert [p["line"] for p in res["problems"]] == [7, 8]
+        assert broken.read_bytes() == data
+        res = d.request("session/doctor", {"path": str(broken), "repair": True})["result"]
+        assert res["repaired"] is True
+        assert Path(res["quarantinedCopy"]).read_bytes() == data
+        assert broken.read_bytes() == b"".join(good)
+        assert d.request("session/doctor", {"path": str(broken)})["result"]["problems"] == []
+        # a file without a header cannot be repaired: -32007, nothing written
+        err = d.request("session/doctor", {"path": str(headerless), "repair": True})["error"]
+        assert err["code"] == -32007, err
+        assert headerless.read_bytes() == b"junk\n" + good[1]
+    finally:
+        d.close()
