@@ -189,7 +189,9 @@ class HistoryEntry:
 class DoctorProblem:
     """Addition: one problem found by `session/doctor`."""
 
-    kind: str = _req('Problem kind (e.g. "dropped-line", "torn-tail", "orphan"; see sessiontree.core.doctor.KINDS).')
+    kind: str = _req(
+        'Problem kind (e.g. "dropped-line", "torn-tail", "orphan"; see sessiontree.core.doctor.KINDS).'
+    )
     message: str = _req("Human-readable description.")
     line: int | None = _opt("1-based line number in the file, when it applies.")
     entry_id: str | None = _opt("The entry concerned, when it applies.")
