@@ -102,6 +102,22 @@ class Progress:
         except Exception as exc:
             log.debug("progress begin failed: %s", exc)
 
+    async def tick(self, interval: float = 0.5) -> None:
+        """Report the elapsed time every `interval` seconds until cancelled."""
+        start = asyncio.get_running_loop().time()
+        while self.active and self.token is not None:
+            await asyncio.sleep(interval)
+            if not self.active:
+                return
+            elapsed = asyncio.get_running_loop().time() - start
+            try:
+                self.ls.work_done_progress.report(
+                    self.token, lsp.WorkDoneProgressReport(message=f"loading… {elapsed:.1f} s")
+                )
+            except Exception as exc:
+                log.debug("progress report failed: %s", exc)
+                return
+
     def end(self, message: str) -> None:
         """Finish reporting."""
         if self.active and self.token is not None:

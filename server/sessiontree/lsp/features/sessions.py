@@ -3,6 +3,7 @@ fork, close, flush, setName."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
@@ -154,9 +155,12 @@ def setup(server: SessionTreeServer) -> None:
         async def load() -> Any:
             return await run_cancel_safe(ls, lambda: SessionManager.open(path, **kw), _close_quietly)
 
+        ticker = asyncio.ensure_future(progress.tick()) if progress.active else None
         try:
             session, new = await ls.registry.open_path(path, load)
         finally:
+            if ticker is not None:
+                ticker.cancel()
             progress.end("done")
 
         def finish() -> t.OpenResult:
