@@ -449,3 +449,112 @@ def test_malformed_framing_never_kills_the_daemon(tmp_path: Path) -> None:
     finally:
         d.close()
     assert survived == len(FRAMING_CASES)
+
+
+@pytest.mark.timeout(60)
+def test_malformed_framing_over_tcp(tmp_path: Path) -> None:
+    """The TCP transport applies the same checks: every case answered, the stream in sync."""
+    import json
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "PI_CODING_AGENT_DIR": str(tmp_path),
+        "SESSIONTREE_STATE_DIR": str(tmp_path / "st"),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sessiontree", "serve", "--tcp", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the TCP daemon did not start"
+                time.sleep(0.1)
+        buf = b""
+
+        def read_message() -> dict[str, Any]:
+            nonlocal buf
+            while b"\r\n\r\n" not in buf:
+                buf += sock.recv(65536) or b""
+            head, _, rest = buf.partition(b"\r\n\r\n")
+            length = int(
+                next(h.split(b":")[1] for h in head.split(b"\r\n") if h.lower().startswith(b"content-length"))
+            )
+            while len(rest) < length:
+                rest += sock.recv(65536)
+            buf = rest[length:]
+            return json.loads(rest[:length])
+
+        def answer(rid: int) -> dict[str, Any]:
+            while True:
+                m = read_message()
+                if m.get("id") == rid and "method" not in m:
+                    return m
+
+        init = {
+            "processId": None,
+            "capabilities": {},
+            "initializationOptions": {
+                "allowedRoots": [str(tmp_path)],
+                "watch": False,
+                "maxRequestBytes": 4096,
+            },
+        }
+        sock.sendall(
+            RawLsp.frame(
+                json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode()
+            )
+        )
+        assert "result" in answer(1)
+        sock.sendall(RawLsp.frame(b'{"jsonrpc":"2.0","method":"initialized","params":{}}'))
+        errors: list[dict[str, Any]] = []
+        cases = [
+            (b"garbage without newline", None),
+            (RawLsp.frame(b"not json"), -32700),
+            (RawLsp.frame(b'{"jsonrpc":"2.0","id":5,"method":"session/tree"}'), -32602),
+            (
+                RawLsp.frame(b'{"jsonrpc":"2.0","id":6,"method":"x","params":{"q":"' + b"q" * 5000 + b'"}}'),
+                -32600,
+            ),
+        ]
+        rid = 100
+        for raw, _code in cases:
+            sock.sendall(raw)
+            rid += 1
+            sock.sendall(
+                RawLsp.frame(
+                    json.dumps(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": rid,
+                            "method": "session/list",
+                            "params": {"cwd": str(tmp_path)},
+                        }
+                    ).encode()
+                )
+            )
+            while True:
+                m = read_message()
+                if m.get("id") == rid and "method" not in m:
+                    assert "result" in m, m
+                    break
+                if "error" in m:
+                    errors.append(m["error"])
+        assert [e["code"] for e in errors] == [c for _r, c in cases if c is not None]
+        sock.close()
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)

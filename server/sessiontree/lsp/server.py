@@ -206,6 +206,67 @@ class SessionTreeProtocol(LanguageServerProtocol):
         return result
 
 
+_HEADER = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)[ \t]*\r?\n?$", re.IGNORECASE)
+
+
+def normalize_header_line(line: bytes) -> bytes:
+    """pygls only accepts exactly "Content-Length: N\\r\\n". Garbage glued in front of a
+    header (a body that was shorter than announced, junk without a newline), a lower-case
+    name or a bare \\n would make it skip the header and lose every later message; such
+    lines are normalized so the stream resynchronizes."""
+    if not line or (line.startswith(b"Content-Length: ") and line.endswith(b"\r\n")):
+        return line
+    i = line.lower().rfind(b"content-length")
+    if i >= 0:
+        m = _HEADER.match(line, i)
+        if m:
+            return b"Content-Length: " + m.group(1) + b"\r\n"
+    return line
+
+
+def too_large_body(n: int, limit: int, head: bytes) -> bytes:
+    """The internal request that answers a body over the limit (with the id found in its head)."""
+    match = re.search(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)', head)
+    msg_id = match.group(1).decode() if match else "null"
+    return (
+        f'{{"jsonrpc":"2.0","id":{msg_id},"method":"{TOO_LARGE_METHOD}",'
+        f'"params":{{"size":{n},"limit":{limit}}}}}'
+    ).encode()
+
+
+class _LimitedStreamReader:
+    """The TCP counterpart of `_LimitedReader` over an asyncio stream."""
+
+    def __init__(self, reader: asyncio.StreamReader, limit: Callable[[], int]) -> None:
+        self._reader = reader
+        self._limit = limit
+
+    async def readline(self) -> bytes:
+        try:
+            line = await self._reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:
+            line = exc.partial
+        except asyncio.LimitOverrunError as exc:
+            line = await self._reader.readexactly(exc.consumed)
+        return normalize_header_line(line)
+
+    async def readexactly(self, n: int) -> bytes:
+        limit = self._limit()
+        try:
+            if n <= limit:
+                return screen_body(await self._reader.readexactly(n))
+            head = await self._reader.readexactly(min(n, 4096))
+            left = n - len(head)
+            while left > 0:
+                chunk = await self._reader.read(min(left, 1 << 20))
+                if not chunk:
+                    return b""
+                left -= len(chunk)
+        except asyncio.IncompleteReadError:
+            return b""  # the client went away: the read loop stops
+        return too_large_body(n, limit, head)
+
+
 class _LimitedReader(StdinAsyncReader):
     """stdin reader that refuses bodies over `max_bytes` without holding them in memory."""
 
@@ -213,22 +274,8 @@ class _LimitedReader(StdinAsyncReader):
         super().__init__(stdin, executor)
         self._limit = limit
 
-    _HEADER = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)[ \t]*\r?\n?$", re.IGNORECASE)
-
     def _read_header_line(self) -> bytes:
-        # pygls only accepts exactly "Content-Length: N\r\n". Garbage glued in front of a
-        # header (a body that was shorter than announced, junk without a newline), a
-        # lower-case name or a bare \n would make it skip the header and lose every later
-        # message; normalize such lines so the stream resynchronizes.
-        line: bytes = self.stdin.readline(65536)
-        if not line or (line.startswith(b"Content-Length: ") and line.endswith(b"\r\n")):
-            return line
-        i = line.lower().rfind(b"content-length")
-        if i >= 0:
-            m = self._HEADER.match(line, i)
-            if m:
-                return b"Content-Length: " + m.group(1) + b"\r\n"
-        return line
+        return normalize_header_line(self.stdin.readline(65536))
 
     def readline(self) -> Any:
         return self.loop.run_in_executor(self.executor, self._read_header_line)
@@ -247,12 +294,7 @@ class _LimitedReader(StdinAsyncReader):
             if not chunk:
                 break
             left -= len(chunk)
-        match = re.search(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)', head)
-        msg_id = match.group(1).decode() if match else "null"
-        return (
-            f'{{"jsonrpc":"2.0","id":{msg_id},"method":"{TOO_LARGE_METHOD}",'
-            f'"params":{{"size":{n},"limit":{limit}}}}}'
-        ).encode()
+        return too_large_body(n, limit, head)
 
     def readexactly(self, n: int) -> Any:
         return self.loop.run_in_executor(self.executor, self._read_body, n)
@@ -311,6 +353,35 @@ class SessionTreeServer(LanguageServer):
             return
         err = {"code": params.get("code"), "message": params.get("message")}
         self.protocol._send_data({"jsonrpc": "2.0", "id": params.get("id"), "error": err})
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve over TCP with the same framing checks and request size limit as stdio."""
+        self._stop_event = stop_event = Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)  # type: ignore[arg-type]
+            limited = _LimitedStreamReader(reader, lambda: self.config.max_request_bytes)
+            await run_async(
+                stop_event=stop_event,
+                reader=limited,
+                protocol=self.protocol,
+                logger=log,
+                error_handler=self.report_server_error,
+            )
+            self.shutdown()
+
+        async def serve() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            log.info("serving on %s", ", ".join(str(s.getsockname()) for s in self._server.sockets))
+            async with self._server:
+                await self._server.serve_forever()
+
+        try:
+            asyncio.run(serve())
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self.registry.shutdown()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log out-of-band errors; request errors already went back in the response."""
