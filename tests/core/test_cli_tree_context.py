@@ -15,7 +15,7 @@ from sessiontree.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "server" / "sessiontree" / "data" / "demo-session.jsonl"
 GOLDEN = ROOT / "tests" / "fixtures" / "golden" / "view"
-REAL_V1 = Path("/work/shared/fixtures/real-v1-session.jsonl")
+REAL_V1 = Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "real-v1-session.jsonl"
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -122,7 +122,6 @@ def test_tree_bad_inputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     assert bad.read_text() == "not json at all\n"
 
 
-@pytest.mark.skipif(not REAL_V1.exists(), reason="the shared real v1 session is not available")
 def test_tree_and_context_on_a_real_v1_session(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     copy = tmp_path / "real-v1.jsonl"
     shutil.copyfile(REAL_V1, copy)

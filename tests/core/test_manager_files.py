@@ -17,9 +17,7 @@ from sessiontree.core.manager import SessionManager
 from sessiontree.core.paths import PathEnv
 from sessiontree.core.storage import FileSessionStorage
 
-REAL_V1 = Path("/work/shared/fixtures/real-v1-session.jsonl")
-if not REAL_V1.exists():  # the fixture is also copied into the repository
-    REAL_V1 = Path(__file__).resolve().parents[1] / "fixtures" / "real-v1-session.jsonl"
+REAL_V1 = Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "real-v1-session.jsonl"
 
 
 def kw(tmp_path: Path, seed: int = 1) -> dict[str, Any]:

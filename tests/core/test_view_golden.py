@@ -20,7 +20,7 @@ from sessiontree.core.view import FILTER_MODES, EntriesTreeSource, ViewPage, bui
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "fixtures" / "golden" / "view"
 DEMO = ROOT / "server" / "sessiontree" / "data" / "demo-session.jsonl"
-REAL_V1 = Path("/work/shared/fixtures/real-v1-session.jsonl")
+REAL_V1 = Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "real-v1-session.jsonl"
 REGEN = os.environ.get("SESSIONTREE_REGEN_GOLDEN") == "1"
 HOME = "/home/tester"
 
@@ -147,7 +147,6 @@ def test_demo_from_the_abandoned_branch() -> None:
     check("demo-abandoned-leaf", render(build_view(mgr, leaf_id=target, home=HOME)))
 
 
-@pytest.mark.skipif(not REAL_V1.exists(), reason="the shared real v1 session is not available")
 @pytest.mark.parametrize("mode", ["default", "no-tools", "user-only"])
 def test_real_v1_session(mode: str, tmp_path: Path) -> None:
     copy = tmp_path / "real-v1.jsonl"

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import pytest
 from lsprotocol import types as lsp
 from pygls.protocol import (
     JsonRPCNotification,
@@ -27,8 +26,8 @@ from pygls.protocol import (
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
-GEN_CORPUS = Path("/work/shared/bench/gen_corpus.py")
 REPO = Path(__file__).resolve().parents[2]
+GEN_CORPUS = REPO / "benchmarks" / "gen_corpus.py"
 SERVER = [sys.executable, "-m", "sessiontree", "serve", "--log-level", "warning"]
 CLIENTS = ["visual-studio-code", "neovim@v0.11"]
 NOTIFICATIONS = (
@@ -94,14 +93,11 @@ class World:
 
 
 def generate(path: Path, entries: int, *extra: str) -> Path:
-    if GEN_CORPUS.exists():
-        subprocess.run(
-            [sys.executable, str(GEN_CORPUS), str(path), str(entries), *extra],
-            check=True,
-            capture_output=True,
-        )
-    else:  # pragma: no cover - the generator lives outside the repository
-        pytest.skip("corpus generator not available")
+    subprocess.run(
+        [sys.executable, str(GEN_CORPUS), str(path), str(entries), *extra],
+        check=True,
+        capture_output=True,
+    )
     return path
 
 

@@ -64,10 +64,6 @@ def write_session(path: Path, entries: list[dict[str, Any]]) -> bytes:
     return data
 
 
-def real_v1_fixture() -> Path | None:
-    """The real v1 session fixture: the repository copy when present, else the shared one."""
-    here = Path(__file__).resolve().parents[1] / "fixtures"
-    for p in (here / "real-v1-session.jsonl", Path("/work/shared/fixtures/real-v1-session.jsonl")):
-        if p.exists():
-            return p
-    return None
+def real_v1_fixture() -> Path:
+    """The real v1 session recorded from the agent (a copy lives in the repository)."""
+    return Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "real-v1-session.jsonl"

@@ -109,8 +109,6 @@ def test_kill_during_first_write(tmp_path: Path) -> None:
 
 def test_kill_during_migration_rewrite(tmp_path: Path) -> None:
     src = real_v1_fixture()
-    if src is None:
-        pytest.skip("the real v1 fixture is not available")
     original = src.read_bytes()
     n_entries = len(parse_jsonl_lenient(original).values)
     for r in range(ROUNDS["migrate"]):

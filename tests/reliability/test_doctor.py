@@ -152,8 +152,6 @@ def test_blob_problems(tmp_path: Path) -> None:
 
 def test_old_version_needs_migration(tmp_path: Path) -> None:
     src = real_v1_fixture()
-    if src is None:
-        pytest.skip("the real v1 fixture is not available")
     f = tmp_path / "v1.jsonl"
     f.write_bytes(src.read_bytes())
     report = check_file(f, blobs_dir=tmp_path)

@@ -22,7 +22,7 @@ from .helpers import chain, line, real_v1_fixture
 
 V3_SMALL = b"".join(line(e) for e in chain(25, seed=3))
 _v1 = real_v1_fixture()
-V1_REAL = _v1.read_bytes()[:20_000] if _v1 else b""
+V1_REAL = _v1.read_bytes()[:20_000]
 if V1_REAL:
     V1_REAL = V1_REAL[: V1_REAL.rfind(b"\n") + 1]
 
