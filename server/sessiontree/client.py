@@ -56,7 +56,11 @@ def decode_body(body: bytes) -> Any:
 
     def run() -> None:
         try:
-            box["value"] = json.loads(body)
+            try:
+                box["value"] = json.loads(body)
+            except RecursionError:
+                # Python 3.12+ caps the C decoder's recursion whatever the limits say.
+                box["value"] = _py_loads(body)
         except BaseException as exc:  # handed to the reading thread
             box["error"] = exc
 
@@ -65,7 +69,7 @@ def decode_body(body: bytes) -> Any:
         old_stack = threading.stack_size()
         stack = max(old_stack, 32 << 20, (levels * _STACK_PER_LEVEL + (1 << 20)) & ~0xFFF)
         helper = threading.Thread(target=run, name="sessiontree-client-deep-json", daemon=True)
-        sys.setrecursionlimit(max(old_limit, levels + 1000))
+        sys.setrecursionlimit(max(old_limit, 3 * levels + 1000))
         try:
             threading.stack_size(stack)
             try:
@@ -78,6 +82,15 @@ def decode_body(body: bytes) -> Any:
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def _py_loads(body: bytes) -> Any:
+    """The stdlib decoder with its pure-Python scanner: Python frames, no C recursion."""
+    import json.scanner
+
+    decoder = json.JSONDecoder()
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+    return decoder.decode(body.decode("utf-8"))
 
 
 class RpcError(Exception):

@@ -6,6 +6,7 @@ used to report "the daemon closed the connection" on it.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -68,3 +69,18 @@ def test_session_tree_of_a_long_linear_session(tmp_path: Path) -> None:
         assert seen == ids
         # the connection is still usable afterwards
         assert client.request("session/view", {"session": handle, "limit": 5})["total"] >= count
+
+
+def test_pure_python_fallback_decodes_like_the_stdlib() -> None:
+    # Python 3.12+ caps the C decoder's recursion; the client then uses the pure-Python scanner.
+    from sessiontree.client import _py_loads
+
+    bodies = [
+        b'{"a":[1,2.5,-3e2,{"b":null,"c":true,"d":false}],"s":"\\u00e9\\ud800x\\n"}',
+        b'{"c":' * 150 + b'"\xc3\xa9"' + b"}" * 150,
+        b"[]",
+    ]
+    for body in bodies:
+        assert _py_loads(body) == json.loads(body)
+    with pytest.raises(ValueError):
+        _py_loads(b'{"a":')
