@@ -301,6 +301,19 @@ def test_continue_recent_prefers_breadcrumb_then_newest_then_new(tmp_path: Path)
     plain = PathEnv(env={"PI_CODING_AGENT_DIR": str(agent)}, home=str(home), tmp="/nonexistent-tmp")
     got = SessionManager.continue_recent(cwd, **{**kw(tmp_path, 5), **base, "penv": plain})
     assert got.get_session_file() == second.get_session_file()
+    # a process without a terminal of its own (the daemon) names the agent's terminal
+    named = SessionManager.continue_recent(
+        cwd, terminal_id="tmux-%7", **{**kw(tmp_path, 7), **base, "penv": plain}
+    )
+    assert named.get_session_file() == first.get_session_file()
+    other_terminal = SessionManager.continue_recent(
+        cwd, terminal_id="pts-9", **{**kw(tmp_path, 8), **base, "penv": plain}
+    )
+    assert other_terminal.get_session_file() == second.get_session_file()
+    # a terminal id is only ever a file name inside the breadcrumb directory
+    assert paths.breadcrumb_path(str(agent), plain, "../../etc/x") == os.path.join(
+        paths.terminal_sessions_dir(str(agent), plain), "..-..-etc-x"
+    )
     # an empty directory: a new session (not written yet)
     other = str(home / "other")
     os.makedirs(other)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -350,6 +351,24 @@ async def test_list_recent_continue(client: LanguageClient, world: World) -> Non
     assert 0 < len(recent["sessions"]) <= 2 and set(recent["sessions"][0]) == {"path", "name", "modified"}
     cont = await call(client, "session/continueRecent", {"cwd": cwd, "sessionDir": str(world.sessions)})
     assert cont["path"] == recent["sessions"][0]["path"]
+    # the breadcrumb of the agent's terminal wins over the newest file
+    older = world.copy(f"{uuid.uuid4().hex[:8]}.jsonl")
+    os.utime(older, (1, 1))
+    crumbs = world.agent_dir / "terminal-sessions"
+    crumbs.mkdir(exist_ok=True)
+    (crumbs / "tmux-%3").write_text(f"{cwd}\n{older}\n")
+    by_terminal = await call(
+        client,
+        "session/continueRecent",
+        {"cwd": cwd, "sessionDir": str(world.sessions), "terminalId": "tmux-%3"},
+    )
+    assert by_terminal["path"] == str(older)
+    other = await call(
+        client,
+        "session/continueRecent",
+        {"cwd": cwd, "sessionDir": str(world.sessions), "terminalId": "pts-77"},
+    )
+    assert other["path"] == recent["sessions"][0]["path"]
 
 
 async def test_branch_to_new_session_and_create_branched(client: LanguageClient, world: World) -> None:

@@ -292,9 +292,19 @@ class SessionManager:
 
     @classmethod
     def continue_recent(
-        cls, cwd: str, session_dir: str | None = None, storage: Any = None, **kw: Any
+        cls,
+        cwd: str,
+        session_dir: str | None = None,
+        storage: Any = None,
+        *,
+        terminal_id: str | None = None,
+        **kw: Any,
     ) -> SessionManager:
-        """The terminal's breadcrumb session, else the newest in the directory, else new."""
+        """The terminal's breadcrumb session, else the newest in the directory, else new.
+
+        The terminal is this process's unless ``terminal_id`` names another one (``pts-3``,
+        ``tmux-%1``, ...), as a daemon does for the terminal the agent runs in.
+        """
         from .discovery import find_most_recent_session
 
         cwd = os.path.abspath(cwd)
@@ -306,7 +316,9 @@ class SessionManager:
         sdir = os.path.abspath(sdir)
         crumb = None
         try:
-            crumb = _paths().read_breadcrumb(cwd, agent_dir=kw.get("agent_dir"), penv=kw.get("penv"))
+            crumb = _paths().read_breadcrumb(
+                cwd, agent_dir=kw.get("agent_dir"), penv=kw.get("penv"), terminal_id=terminal_id
+            )
         except Exception:
             crumb = None
         if crumb and os.path.exists(crumb):

@@ -316,16 +316,27 @@ def get_terminal_id(penv: PathEnv | None = None) -> str | None:
             if value:
                 terminal = f"{prefix}-{value}"
                 break
+    return sanitize_terminal_id(terminal)
+
+
+def sanitize_terminal_id(terminal: str | None) -> str | None:
+    """A terminal id as a plain file name (separators become ``-``), or ``None`` if empty."""
     if not terminal:
         return None
     terminal = terminal.replace("/", "-").replace("\\", "-").replace("\0", "")
     return terminal if terminal not in ("", ".", "..") else None
 
 
-def breadcrumb_path(agent_dir: str | None = None, penv: PathEnv | None = None) -> str | None:
-    """``<state dir>/terminal-sessions/<terminal id>``, or ``None`` without a terminal."""
+def breadcrumb_path(
+    agent_dir: str | None = None, penv: PathEnv | None = None, terminal_id: str | None = None
+) -> str | None:
+    """``<state dir>/terminal-sessions/<terminal id>``, or ``None`` without a terminal.
+
+    ``terminal_id`` names another terminal than this process's (a daemon serving an editor
+    has none of its own; the editor tells it which terminal the agent runs in).
+    """
     p = _penv(penv)
-    terminal = get_terminal_id(p)
+    terminal = sanitize_terminal_id(terminal_id) if terminal_id is not None else get_terminal_id(p)
     if terminal is None:
         return None
     return os.path.join(terminal_sessions_dir(agent_dir, p), terminal)
@@ -348,14 +359,16 @@ def write_breadcrumb(
         pass
 
 
-def read_breadcrumb(cwd: str, agent_dir: str | None = None, penv: PathEnv | None = None) -> str | None:
+def read_breadcrumb(
+    cwd: str, agent_dir: str | None = None, penv: PathEnv | None = None, terminal_id: str | None = None
+) -> str | None:
     """The session file this terminal last used in ``cwd``, or ``None``.
 
     ``None`` when there is no terminal, no breadcrumb, the breadcrumb's cwd does not
     resolve to ``cwd``, or the file it names does not exist. Never raises.
     """
     try:
-        path = breadcrumb_path(agent_dir, penv)
+        path = breadcrumb_path(agent_dir, penv, terminal_id)
         if path is None:
             return None
         with open(path, encoding="utf-8", errors="replace") as f:

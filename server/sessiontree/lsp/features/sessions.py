@@ -194,11 +194,7 @@ def setup(server: SessionTreeServer) -> None:
             kw["terminal_id"] = p.terminal_id
 
         def work() -> Any:
-            try:
-                return SessionManager.continue_recent(cwd, sdir, **kw)
-            except TypeError:
-                kw.pop("terminal_id", None)
-                return SessionManager.continue_recent(cwd, sdir, **kw)
+            return SessionManager.continue_recent(cwd, sdir, **kw)
 
         manager = await run_cancel_safe(ls, work, _close_quietly)
         path = manager.get_session_file() if manager.is_persisted() else None
