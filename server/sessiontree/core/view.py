@@ -1038,16 +1038,14 @@ def _calls_of(entry: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
 
 
 class _LazyToolCalls:
-    """The selector's tool-call map, resolved lazily for the rows being drawn.
+    """The selector's tool-call map, built lazily on the first lookup.
 
-    A result's call is looked for among the result's ancestors first (where the agent
-    always writes it); only when that fails is the full map of every assistant message
-    in flattened order built (later duplicates overwrite earlier ones, as in the
-    selector). A call id duplicated across branches therefore resolves to the ancestor's
-    call.
+    The map holds the tool calls of every assistant message in flattened order, and a
+    later duplicate id overwrites an earlier one, as in the selector. So a call id that is
+    duplicated across branches resolves to the call that comes last in the flattened
+    order, which need not be the result's ancestor (tree-view-rules.md). The map is
+    cached per source version.
     """
-
-    _ANCESTOR_STEPS = 64
 
     def __init__(
         self, source: TreeSource, cache: _Cache, order: Callable[[], list[str]], version: Hashable
@@ -1059,24 +1057,6 @@ class _LazyToolCalls:
         self.start: str | None = None
 
     def get(self, call_id: Any) -> Mapping[str, Any] | None:
-        src = self.source
-        cur = self.start
-        seen: set[str] = set()
-        steps = 0
-        while isinstance(cur, str) and cur not in seen and steps < self._ANCESTOR_STEPS:
-            seen.add(cur)
-            steps += 1
-            sk = src.skeleton(cur)
-            if sk is None:
-                break
-            if sk.type == "message" and sk.role == "assistant":
-                found = None
-                for call in _calls_of(src.get_entry(cur)):
-                    if call.get("id") == call_id:
-                        found = call
-                if found is not None:
-                    return {"name": found.get("name"), "arguments": found.get("arguments")}
-            cur = sk.parent_id
         return self._full().get(call_id)
 
     def _full(self) -> dict[Any, Mapping[str, Any]]:
