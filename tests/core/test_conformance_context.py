@@ -136,12 +136,13 @@ def test_provider_payload_drops_kept_entries() -> None:
 
 
 def test_provider_payload_needs_provider_and_array() -> None:
-    for remote in (
+    remotes: tuple[Any, ...] = (
         {"provider": "", "replacementHistory": []},
         {"provider": "openai", "replacementHistory": {}},
         {"replacementHistory": []},
         "str",
-    ):
+    )
+    for remote in remotes:
         ctx = _payload_case(remote)
         assert ctx.messages[0].get("providerPayload") is None, remote
         assert [m.get("content") for m in ctx.messages] == [None, "a", "d"], remote
