@@ -56,6 +56,8 @@ CACHE_MIN_BYTES = 1 << 20
 # Batched reads of file-backed entries: join ranges closer than this, up to this size.
 _BATCH_GAP = 256 * 1024
 _BATCH_MAX = 8 << 20
+# Bulk (sequential) reads of many entries: spans of up to this many bytes at a time.
+_STREAM_MAX = 16 << 20
 #: Files larger than this are indexed chunk by chunk (never held whole in memory).
 _CHUNKED_LOAD_MIN = 32 << 20
 _LOAD_CHUNK = 16 << 20
@@ -680,7 +682,59 @@ class SessionManager:
     def _make_index(self) -> EntryIndex:
         idx = EntryIndex(self._load_skeleton)
         idx.batch_loader = self._load_many
+        idx.stream_loader = self._stream_many
         return idx
+
+    def _stream_many(self, sks: builtins.list[Skeleton]) -> Iterator[dict[str, Any]]:
+        """Entries of file-backed skeletons sorted by offset, read span by span.
+
+        Neighbouring lines are read together (spans of up to `_STREAM_MAX` bytes), each line
+        is parsed from a view of the span (no per-line copy or read), and the results are
+        yielded in the order of `sks`; the same checks as `_entry_from_line` apply (the id
+        must match, blob references are resolved, replay metadata is cleaned).
+        """
+        path = self._session_file
+        assert path is not None
+        n = len(sks)
+        i = 0
+        loads = orjson.loads
+        read_range = self._storage.read_range
+        while i < n:
+            first = sks[i]
+            start = first.offset
+            end = start + first.length
+            j = i + 1
+            while j < n:
+                sk = sks[j]
+                if sk.offset - end > _BATCH_GAP or sk.offset + sk.length - start > _STREAM_MAX:
+                    break
+                if sk.offset + sk.length > end:
+                    end = sk.offset + sk.length
+                j += 1
+            buf = read_range(path, start, end - start)
+            if not isinstance(buf, bytes | bytearray):
+                buf = bytes(buf)
+            mv = memoryview(buf)
+            blobs = _BLOB_MARK in buf
+            for k in range(i, j):
+                sk = sks[k]
+                a = sk.offset - start
+                line = mv[a : a + sk.length]
+                try:
+                    entry = loads(line)
+                except orjson.JSONDecodeError:
+                    entry = None
+                if (
+                    type(entry) is not dict
+                    or entry.get("id") != sk.id
+                    or (blobs and buf.find(_BLOB_MARK, a, a + sk.length) >= 0)
+                ):
+                    entry = self._entry_from_line(bytes(line), sk)
+                elif sk.role == "assistant" and sk.type == "message":
+                    _clean_openai_replay(entry)
+                yield entry
+            del mv
+            i = j
 
     def _load_many(self, sks: builtins.list[Skeleton]) -> builtins.list[dict[str, Any]]:
         """Read many file-backed entries with few reads (neighbouring lines together)."""
@@ -1379,7 +1433,8 @@ class SessionManager:
         start = from_id if from_id is not None else self._leaf_id
         idx = self._index
         sks = [idx.skeleton(i) for i in idx.path_to_root(start)]
-        return idx.entries_of([sk for sk in sks if sk is not None])
+        with _index_mod.gc_paused():
+            return idx.entries_bulk([sk for sk in sks if sk is not None])
 
     def get_children(self, parent_id: str) -> builtins.list[dict[str, Any]]:
         """Entries whose `parentId` is `parent_id`, in id-map order (not sorted)."""
@@ -1393,23 +1448,20 @@ class SessionManager:
         """The whole tree: roots in file order, children by timestamp (stable)."""
         idx = self._index
         labels = idx.labels
-        nodes: dict[str, SessionTreeNode] = {}
-
-        def node(eid: str) -> SessionTreeNode:
-            n = nodes.get(eid)
-            if n is None:
-                n = SessionTreeNode(idx.get(eid) or {}, [], labels.get(eid))
-                nodes[eid] = n
-            return n
-
-        roots = [node(r) for r in idx.roots()]
-        stack = list(roots)
-        while stack:
-            n = stack.pop()
-            kids = [node(c) for c in idx.children(n.entry.get("id"))]
-            n.children = kids
-            stack.extend(kids)
-        return roots
+        roots_ids, child_map = idx.child_map()
+        by_id = idx.ids()
+        # Every id of the map is in the tree (orphans and loop closers are roots): read
+        # them all in one sequential pass, without churning the entry cache.
+        with _index_mod.gc_paused():
+            nodes = {
+                sk.id: SessionTreeNode(e, [], labels.get(sk.id))
+                for sk, e in idx.stream_entries(builtins.list(by_id.values()))
+            }
+            for pid, kids in child_map.items():
+                parent = nodes.get(pid)
+                if parent is not None:
+                    parent.children = [nodes[c] for c in kids]
+            return [nodes[r] for r in roots_ids]
 
     def build_session_context(self, leaf_id: Any = ...) -> SessionContext:
         """The context of the path to the leaf (or to `leaf_id`, any node)."""

@@ -41,6 +41,7 @@ __all__ = [
     "as_tree_source",
     "build_view",
     "display_text",
+    "entry_summaries_bulk",
     "entry_summary",
     "extract_content",
     "format_tool_call",
@@ -1335,3 +1336,114 @@ def entry_summary(source: Any, entry_id: str, home: str | None = None) -> EntryS
         text=display_text(entry, tool_calls, home),
         label=label if label else None,
     )
+
+
+def entry_summaries_bulk(source: Any, home: str | None = None) -> dict[str, EntrySummary]:
+    """`entry_summary` of every entry of the tree, keyed by id, from one sequential read.
+
+    Equal to ``{i: entry_summary(source, i, home) for i in every tree id}`` but without
+    materializing entries one by one: a manager's entries are parsed in file order span by
+    span (nothing is kept in its entry cache), each assistant message's tool calls are
+    formatted once, and tool results are resolved afterwards exactly as `_LazyToolCalls`
+    does (the map of every call in flattened order, later ones winning).
+    """
+    src = as_tree_source(source)
+    index: Any = getattr(getattr(src, "manager", None), "index", None)
+    if not isinstance(src, ManagerTreeSource) or not hasattr(index, "stream_entries"):
+        roots, kids = _tree_ids(src)
+        return {i: entry_summary(src, i, home) for i in _walk(roots, kids)}
+    from sessiontree.core.index import gc_paused
+
+    labels = src.labels
+    by_id = index.ids()
+    out: dict[str, EntrySummary] = {}
+    calls: dict[str, dict[Hashable, str]] = {}  # assistant id -> {call id: formatted call}
+    # tool results: (id, call id, text when the call is not found)
+    results: list[tuple[str, Any, str]] = []
+    with gc_paused():
+        for sk, entry in index.stream_entries(list(by_id.values())):
+            eid = sk.id
+            etype = entry.get("type")
+            msg = entry.get("message") if etype == "message" else None
+            role = msg.get("role") if type(msg) is dict or isinstance(msg, Mapping) else None
+            text: str | None = None
+            if role == "toolResult":
+                assert isinstance(msg, Mapping)
+                call_id = msg.get("toolCallId")
+                tool_name = msg.get("toolName")
+                fallback = f"[{_js_string(tool_name)}]" if _truthy(tool_name) else "[tool]"
+                if type(call_id) is str or isinstance(call_id, Hashable):
+                    results.append((eid, call_id, fallback))
+                else:
+                    text = fallback
+            else:
+                if role == "assistant":
+                    found = _calls_of(entry)
+                    if found:
+                        mine: dict[Hashable, str] = {}
+                        for call in found:
+                            cid = call.get("id")
+                            if type(cid) is str or isinstance(cid, Hashable):
+                                mine[cid] = format_tool_call(call.get("name"), call.get("arguments"), home)
+                        calls[eid] = mine
+                text = display_text(entry, None, home)
+            label = labels.get(eid)
+            out[eid] = EntrySummary(
+                id=eid,
+                parent_id=entry.get("parentId"),
+                type=etype,
+                timestamp=entry.get("timestamp"),
+                role=role,
+                custom_type=entry.get("customType"),
+                text=text if text is not None else "",
+                label=label if label else None,
+            )
+    if not results:
+        return out
+    # The selector's map: the calls of every assistant message in flattened order, a later
+    # duplicate id overwriting an earlier one. Unless an id occurs in two messages the order
+    # does not matter (every tree entry is in the flattened order), so the flattening is
+    # only needed then.
+    full: dict[Hashable, str] = {}
+    duplicated = False
+    for mine in calls.values():
+        if not duplicated and not full.keys().isdisjoint(mine):
+            duplicated = True
+        full.update(mine)
+    if duplicated:
+        full = {}
+        leaf = src.get_leaf_id()
+        flat = src._cache().flat.get((src.version(), leaf))
+        for i in (flat or _flatten(src, leaf)).ids:
+            more = calls.get(i)
+            if more:
+                full.update(more)
+    for eid, call_id, fallback in results:
+        hit = full.get(call_id)
+        out[eid] = _replace_text(out[eid], hit if hit is not None else fallback)
+    return out
+
+
+def _replace_text(s: EntrySummary, text: str) -> EntrySummary:
+    return EntrySummary(
+        id=s.id,
+        parent_id=s.parent_id,
+        type=s.type,
+        timestamp=s.timestamp,
+        role=s.role,
+        custom_type=s.custom_type,
+        text=text,
+        label=s.label,
+    )
+
+
+def _tree_ids(src: TreeSource) -> tuple[Sequence[str], Callable[[str], Sequence[str]]]:
+    return src.children(None), src.children
+
+
+def _walk(roots: Sequence[str], kids: Callable[[str], Sequence[str]]) -> Iterator[str]:
+    stack = list(reversed(roots))
+    while stack:
+        i = stack.pop()
+        yield i
+        stack.extend(reversed(kids(i)))

@@ -49,6 +49,25 @@ def summary(manager: Any, entry_id: str) -> t.EntrySummary:
     )
 
 
+def summary_wire(s: core_view.EntrySummary) -> dict[str, Any]:
+    """A core EntrySummary as the wire dict of `t.EntrySummary`, without building the attrs
+    object (for bulk replies; equal to `unstructure(summary(...))`)."""
+    out: dict[str, Any] = {
+        "id": s.id,
+        "parentId": s.parent_id,
+        "type": s.type or "",
+        "timestamp": _ts(s.timestamp),
+        "text": s.text,
+    }
+    if s.role is not None:
+        out["role"] = s.role
+    if isinstance(s.custom_type, str):
+        out["customType"] = s.custom_type
+    if s.label is not None:
+        out["label"] = s.label
+    return out
+
+
 def summaries(manager: Any, ids: Iterable[str]) -> list[t.EntrySummary]:
     """EntrySummary of each id."""
     return [summary(manager, i) for i in ids]

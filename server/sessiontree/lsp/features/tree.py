@@ -8,7 +8,6 @@ from typing import Any
 import orjson
 from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
-from sessiontree_protocol.converters import unstructure
 
 from sessiontree.core import view as core_view
 from sessiontree.core.errors import EntryNotFoundError
@@ -21,35 +20,42 @@ def tree_json(manager: Any) -> orjson.Fragment:
 
     Built iteratively: session trees are mostly long single-child chains, far deeper than
     any recursive serializer allows, so each node is serialized flat and the nesting is
-    written with an explicit stack.
+    written with an explicit stack. The summaries of every node come from one sequential
+    read of the session (`core.view.entry_summaries_bulk`).
     """
     index = manager.index
-    parts: list[bytes] = []
-    # stack items: ("open", id) or ("close", None) or ("sep", None)
-    roots = index.children(None)
-    parts.append(b'{"roots":[')
-    stack: list[tuple[str, Any]] = []
-    for i, rid in enumerate(reversed(roots)):
-        stack.append(("node", rid))
-        if i < len(roots) - 1:
-            stack.append(("sep", None))
+    roots, child_map = index.child_map()
+    roots = list(roots)
+    summaries = core_view.entry_summaries_bulk(manager)
+    dumps = orjson.dumps
+    wire = mapping.summary_wire
+    parts: list[bytes] = [b'{"roots":[']
+    append = parts.append
+    empty: tuple[str, ...] = ()
+    # stack items: a node id, or 0 for a separator, or 1 for "close the node"
+    stack: list[str | int] = []
+
+    def push(kids: list[str]) -> None:
+        last = len(kids) - 1
+        for i, cid in enumerate(reversed(kids)):
+            stack.append(cid)
+            if i < last:
+                stack.append(0)
+
+    push(roots)
     while stack:
-        kind, val = stack.pop()
-        if kind == "sep":
-            parts.append(b",")
-        elif kind == "close":
-            parts.append(b"]}")
+        val = stack.pop()
+        if type(val) is int:
+            append(b"," if val == 0 else b"]}")
         else:
-            node = unstructure(mapping.summary(manager, val))
-            head = orjson.dumps(node)
-            parts.append(head[:-1] + b',"children":[')
-            stack.append(("close", None))
-            kids = index.children(val)
-            for i, cid in enumerate(reversed(kids)):
-                stack.append(("node", cid))
-                if i < len(kids) - 1:
-                    stack.append(("sep", None))
-    parts.append(b'],"leafId":' + orjson.dumps(manager.get_leaf_id()) + b"}")
+            assert isinstance(val, str)
+            head = dumps(wire(summaries[val]))
+            append(head[:-1] + b',"children":[')
+            stack.append(1)
+            kids = child_map.get(val, empty)
+            if kids:
+                push(list(kids))
+    append(b'],"leafId":' + dumps(manager.get_leaf_id()) + b"}")
     return orjson.Fragment(b"".join(parts))
 
 
