@@ -11,9 +11,10 @@ order, labels, full entries on demand, the current leaf and a version. A
 
 Performance: the flattened order and the prefix structure come from skeletons only and
 are cached per (version, leaf); the filtered row list per (version, leaf, filter,
-search). Display text is built only for the rows of the requested page, and the
-tool-call display of a ``toolResult`` row looks for its call in the row's ancestors
-first (a full map of every assistant's tool calls is built only when that fails).
+search). Display text is built only for the rows of the requested page. The tool calls
+a ``toolResult`` row may show are indexed by call id once per source (one bulk read) and
+extended on appends; only a call id found in several messages consults the flattened
+order (the later one wins).
 """
 
 from __future__ import annotations
@@ -458,8 +459,7 @@ class _Cache:
         self.search_version: Hashable = None
         self.search_text: dict[str, str] = {}
         self.search_order: dict[str, Any] = {}  # the file order of the entry each text is of
-        self.tool_map_version: Hashable = None
-        self.tool_map: dict[Any, Mapping[str, Any]] | None = None
+        self.call_index: _CallIndex | None = None
 
 
 class _SourceBase:
@@ -1038,45 +1038,177 @@ def _calls_of(entry: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
     return [b for b in content if isinstance(b, Mapping) and b.get("type") == "toolCall"]
 
 
-class _LazyToolCalls:
-    """The selector's tool-call map, built lazily on the first lookup.
+class _CallIndex:
+    """Every assistant message's tool calls, keyed by call id, independent of the tree order.
 
-    The map holds the tool calls of every assistant message in flattened order, and a
-    later duplicate id overwrites an earlier one, as in the selector. So a call id that is
+    ``calls`` maps an assistant entry id to its calls (``{call id: (name, arguments)}``, a
+    later call with the same id in one message winning); ``owner`` maps a call id to the
+    one message that has it, and ``dups`` a call id that several messages have to all of
+    them. Built once per source content (`key`) from one bulk read, then extended with the
+    entries appended after the first ``count`` (file order); ``count == -1``: not
+    extensible (rebuilt when ``key``, then the source version, changes).
+    """
+
+    __slots__ = ("calls", "count", "dups", "key", "owner")
+
+    def __init__(self, key: Hashable, count: int) -> None:
+        self.key = key
+        self.count = count
+        self.calls: dict[str, dict[Hashable, tuple[Any, Any]]] = {}
+        self.owner: dict[Hashable, str] = {}
+        self.dups: dict[Hashable, list[str]] = {}
+
+    def add(self, eid: str, entry: Mapping[str, Any] | None) -> None:
+        """Record the calls of assistant entry ``eid`` (replacing what it had)."""
+        self.remove(eid)
+        found = _calls_of(entry)
+        if not found:
+            return
+        mine: dict[Hashable, tuple[Any, Any]] = {}
+        for call in found:
+            cid = call.get("id")
+            if type(cid) is str or isinstance(cid, Hashable):
+                mine[cid] = (call.get("name"), call.get("arguments"))
+        if not mine:
+            return
+        self.calls[eid] = mine
+        owner = self.owner
+        dups = self.dups
+        for cid in mine:
+            lst = dups.get(cid)
+            if lst is not None:
+                lst.append(eid)
+                continue
+            prev = owner.get(cid)
+            if prev is None:
+                owner[cid] = eid
+            else:
+                dups[cid] = [prev, eid]
+                del owner[cid]
+
+    def remove(self, eid: str) -> None:
+        """Forget the calls of entry ``eid`` (a later entry with its id replaced it)."""
+        mine = self.calls.pop(eid, None)
+        if not mine:
+            return
+        owner = self.owner
+        dups = self.dups
+        for cid in mine:
+            lst = dups.get(cid)
+            if lst is None:
+                if owner.get(cid) == eid:
+                    del owner[cid]
+                continue
+            if eid in lst:
+                lst.remove(eid)
+            if len(lst) == 1:
+                owner[cid] = lst[0]
+                del dups[cid]
+
+    def lookup(self, call_id: Hashable, flat: _Flat) -> Mapping[str, Any] | None:
+        """The call as the selector's map has it for the flattened order of ``flat``."""
+        eid = self.owner.get(call_id)
+        if eid is None:
+            lst = self.dups.get(call_id)
+            if lst is None:
+                return None
+            # Several messages have this id: the one last in the flattened order wins.
+            best = -1
+            for cand in lst:
+                pos = flat.index(cand)
+                if pos is not None and pos > best:
+                    best = pos
+                    eid = cand
+            if eid is None:
+                return None
+        name, args = self.calls[eid][call_id]
+        return {"name": name, "arguments": args}
+
+
+def _is_assistant(sk: Any) -> bool:
+    return sk is not None and sk.type == "message" and sk.role == "assistant"
+
+
+def _source_index(source: TreeSource) -> Any:
+    """The ``EntryIndex`` behind a source (with bulk reads), or None."""
+    index = getattr(source, "index", None)
+    if index is None:
+        index = getattr(getattr(source, "manager", None), "index", None)
+    return index if hasattr(index, "stream_entries") and hasattr(index, "ids") else None
+
+
+def _call_index(source: TreeSource, cache: _Cache, flat: _Flat, version: Hashable) -> _CallIndex:
+    """The source's `_CallIndex`: cached, extended after appends, rebuilt when content changed."""
+    ci = cache.call_index
+    counts = getattr(source, "entry_count", None)
+    appended = getattr(source, "appended_since", None)
+    content = getattr(source, "content_version", None)
+    index = _source_index(source)
+    if counts is None or appended is None or content is None or index is None:
+        # A plain source: its assistants are those of the flattened order; per version.
+        if ci is None or ci.count != -1 or ci.key != version:
+            ci = _CallIndex(version, -1)
+            ids = [eid for eid in flat.ids if _is_assistant(source.skeleton(eid))]
+            getter = getattr(source, "get_entries", None)
+            entries = getter(ids) if getter is not None else [source.get_entry(i) for i in ids]
+            for eid, entry in zip(ids, entries, strict=True):
+                ci.add(eid, entry)
+            cache.call_index = ci
+        return ci
+    key = content()
+    now = counts()
+    if ci is not None and ci.key == key and 0 <= ci.count <= now:
+        if ci.count < now:
+            new = list(dict.fromkeys(appended(ci.count)))
+            ci.count = now
+            for eid in new:
+                ci.remove(eid)
+            skeleton = source.skeleton
+            mine = [eid for eid in new if _is_assistant(skeleton(eid))]
+            if mine:
+                getter = getattr(source, "get_entries", None)
+                entries = getter(mine) if getter is not None else [source.get_entry(i) for i in mine]
+                for eid, entry in zip(mine, entries, strict=True):
+                    ci.add(eid, entry)
+        return ci
+    from sessiontree.core.index import gc_paused
+
+    ci = _CallIndex(key, now)
+    sks = [sk for sk in index.ids().values() if sk.type == "message" and sk.role == "assistant"]
+    with gc_paused():
+        for sk, entry in index.stream_entries(sks):
+            ci.add(sk.id, entry)
+    cache.call_index = ci
+    return ci
+
+
+class _LazyToolCalls:
+    """The selector's tool-call map, looked up lazily.
+
+    The selector fills its map with the tool calls of every assistant message in flattened
+    order, a later duplicate id overwriting an earlier one. So a call id that is
     duplicated across branches resolves to the call that comes last in the flattened
-    order, which need not be the result's ancestor (tree-view-rules.md). The map is
-    cached per source version.
+    order, which need not be the result's ancestor (tree-view-rules.md). The calls come
+    from the source's `_CallIndex` (built once, extended on appends); only a duplicated
+    id looks at the flattened order (``flat``) to pick its winner.
     """
 
     def __init__(
-        self, source: TreeSource, cache: _Cache, order: Callable[[], list[str]], version: Hashable
+        self, source: TreeSource, cache: _Cache, flat: Callable[[], _Flat], version: Hashable
     ) -> None:
         self.source = source
         self.cache = cache
-        self.order = order
+        self.flat = flat
         self.version = version
         self.start: str | None = None
+        self._index: _CallIndex | None = None
+        self._flat: _Flat | None = None
 
     def get(self, call_id: Any) -> Mapping[str, Any] | None:
-        return self._full().get(call_id)
-
-    def _full(self) -> dict[Any, Mapping[str, Any]]:
-        c = self.cache
-        if c.tool_map is None or c.tool_map_version != self.version:
-            ids = self.order()
-            m: dict[Any, Mapping[str, Any]] = {}
-            src = self.source
-            for eid in ids:
-                sk = src.skeleton(eid)
-                if sk is None or sk.type != "message" or sk.role != "assistant":
-                    continue
-                for call in _calls_of(src.get_entry(eid)):
-                    cid = call.get("id")
-                    if isinstance(cid, Hashable):
-                        m[cid] = {"name": call.get("name"), "arguments": call.get("arguments")}
-            c.tool_map = m
-            c.tool_map_version = self.version
-        return c.tool_map
+        if self._index is None or self._flat is None:
+            self._flat = self.flat()
+            self._index = _call_index(self.source, self.cache, self._flat, self.version)
+        return self._index.lookup(call_id, self._flat)
 
 
 # --- public view API -------------------------------------------------------------------
@@ -1275,7 +1407,7 @@ def build_view(
     end = total if limit is None else min(total, start + max(0, limit))
     flat = filt.flat
     labels = src.labels
-    tool_calls = _LazyToolCalls(src, cache, lambda: flat.ids, version)
+    tool_calls = _LazyToolCalls(src, cache, lambda: flat, version)
     rows: list[Row] = []
     page_ids = [flat.ids[filt.rows[r]] for r in range(start, end)]
     getter = getattr(src, "get_entries", None)
@@ -1317,10 +1449,10 @@ def entry_summary(source: Any, entry_id: str, home: str | None = None) -> EntryS
     version = src.version()
     cache = src._cache() if isinstance(src, _SourceBase) else _Cache()
 
-    def order() -> list[str]:
+    def order() -> _Flat:
         leaf = src.get_leaf_id()
         flat = cache.flat.get((version, leaf))
-        return (flat or _flatten(src, leaf)).ids
+        return flat or _flatten(src, leaf)
 
     tool_calls = _LazyToolCalls(src, cache, order, version)
     tool_calls.start = sk.parent_id if sk is not None else entry.get("parentId")
