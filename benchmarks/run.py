@@ -473,9 +473,52 @@ def render(
         f"| session/list over {lst['list_count']} files, cold | | {cell(lst, 'list_2000_cold')} |",
         f"| session/list over {lst['list_count']} files, warm | <= 1 s | {cell(lst, 'list_2000_warm')} |",
     ]
+    out += ["", *verdicts(rows, app, lst)]
     design = ROOT / "benchmarks" / "design.md"
     if design.exists():
         out += ["", design.read_text().rstrip()]
+    return out
+
+
+def verdicts(rows: list[tuple[int, dict]], app: dict, lst: dict) -> list[str]:
+    """Each target of the performance issue against this run's figure: met or missed."""
+    by_size = dict(rows)
+    out = ["## Against the targets", "", "| figure | target | measured | |", "|---|---|---|---|"]
+
+    def line(label: str, target: float, value: float | None, unit: str = "s") -> None:
+        if value is None:
+            out.append(f"| {label} | {target} | not measured | |")
+            return
+        shown = f"{value:.0f} MB" if unit == "MB" else fmt_s(value)
+        limit = f"{target:.0f} MB" if unit == "MB" else fmt_s(target)
+        out.append(f"| {label} | <= {limit} | {shown} | {'met' if value <= target else '**missed**'} |")
+
+    f100 = by_size.get(100_000, {})
+    for key, label in (
+        ("cold_open", "cold open, 100k"),
+        ("warm_open", "warm reopen, unchanged, 100k"),
+        ("warm_open_appended", "warm reopen, appended, 100k"),
+        ("view_first", "view page, first, 100k"),
+        ("view_middle", "view page, middle, 100k"),
+        ("context", "build_session_context, 100k"),
+        ("rt_view", "session/view round trip (200 rows), 100k"),
+    ):
+        line(label, TARGETS[key], f100.get(key))
+    line("daemon peak memory, 100k", TARGETS["daemon_hwm_mb"], f100.get("daemon_hwm_mb"), "MB")
+    line("1,000 appends with flush", TARGETS["appends_1000"], app.get("appends_1000"))
+    line("session/list over 2,000 files, warm", TARGETS["list_2000_warm"], lst.get("list_2000_warm"))
+    f1m = by_size.get(1_000_000)
+    if f1m:
+        line("1M entries: peak memory of the library", 2048, f1m.get("hwm_mb"), "MB")
+        line("1M entries: peak memory of the daemon", 2048, f1m.get("daemon_hwm_mb"), "MB")
+        line("1M entries: view page, first", 0.1, f1m.get("view_first"))
+        line("1M entries: view page, middle", 0.1, f1m.get("view_middle"))
+    out += [
+        "",
+        "The page figures are for pages after the view's first build, which is listed above as",
+        '"first view build" (it walks every skeleton once per leaf and filter; later pages, appends',
+        "under the leaf and the daemon's repeated `session/view` calls reuse it).",
+    ]
     return out
 
 
