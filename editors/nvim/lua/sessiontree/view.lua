@@ -347,6 +347,26 @@ function M.reload(state, opts)
   end)
 end
 
+--- Request one page of rows for paging; `apply(rows, result)` runs only when the answer
+--- still belongs to the rendered session (same generation, live buffer).
+local function fetch_page(state, offset, limit, apply)
+  local gen = state.gen
+  state.paging = true
+  client.request(client.methods.view, view_params(state, offset, limit), function(err, result)
+    state.paging = false
+    if gen ~= state.gen or not vim.api.nvim_buf_is_valid(state.buf) then
+      return
+    end
+    if err then
+      return report(err, "session/view")
+    end
+    state.total = result.total or state.total
+    apply(result.rows or {})
+    update_winbar(state)
+    state.renders = state.renders + 1
+  end)
+end
+
 --- Load the next (direction 1) or previous (-1) page when the cursor nears that end.
 function M.maybe_page(state)
   if state.loading or state.paging or not win_valid(state) or #state.rows == 0 then
@@ -355,21 +375,9 @@ function M.maybe_page(state)
   local page = config.get().sidebar.page_size
   local line = vim.api.nvim_win_get_cursor(state.win)[1]
   local margin = math.max(10, vim.api.nvim_win_get_height(state.win))
-  local gen = state.gen
   if line > #state.rows - margin and state.first + #state.rows < state.total then
-    local offset = state.first + #state.rows
-    state.paging = true
-    client.request(client.methods.view, view_params(state, offset, page), function(err, result)
-      state.paging = false
-      if gen ~= state.gen or not vim.api.nvim_buf_is_valid(state.buf) then
-        return
-      end
-      if err then
-        return report(err, "session/view")
-      end
-      local new = result.rows or {}
+    fetch_page(state, state.first + #state.rows, page, function(new)
       local base = #state.rows
-      state.total = result.total or state.total
       local lines = {}
       for i, row in ipairs(new) do
         state.rows[base + i] = row
@@ -379,40 +387,24 @@ function M.maybe_page(state)
       for i, row in ipairs(new) do
         highlight_row(state, row, state.first + base + i - 1, base + i - 1)
       end
-      update_winbar(state)
-      state.renders = state.renders + 1
     end)
   elseif line <= margin and state.first > 0 then
     local offset = math.max(0, state.first - page)
-    local limit = state.first - offset
-    state.paging = true
-    client.request(client.methods.view, view_params(state, offset, limit), function(err, result)
-      state.paging = false
-      if gen ~= state.gen or not vim.api.nvim_buf_is_valid(state.buf) then
-        return
-      end
-      if err then
-        return report(err, "session/view")
-      end
-      local new = result.rows or {}
+    fetch_page(state, offset, state.first - offset, function(new)
       local lines = {}
       for i, row in ipairs(new) do
         lines[i] = M.line(row)
       end
       local cursor = win_valid(state) and vim.api.nvim_win_get_cursor(state.win)
       set_lines(state, 0, 0, lines)
-      local rows = vim.list_extend(vim.list_extend({}, new), state.rows)
-      state.rows = rows
+      state.rows = vim.list_extend(vim.list_extend({}, new), state.rows)
       state.first = offset
-      state.total = result.total or state.total
       for i, row in ipairs(new) do
         highlight_row(state, row, offset + i - 1, i - 1)
       end
       if cursor then
         vim.api.nvim_win_set_cursor(state.win, { cursor[1] + #new, cursor[2] })
       end
-      update_winbar(state)
-      state.renders = state.renders + 1
     end)
   end
 end
