@@ -22,6 +22,7 @@ from sessiontree.core.persistence import (
     utf16_length,
 )
 from sessiontree.core.storage import MemorySessionStorage
+from shared_data import real_v1_session
 
 LIMIT = 500_000
 CUT = 499_953
@@ -377,7 +378,7 @@ def test_serialize_entry_equals_prepare_then_dumps(entry: dict[str, Any], tmp_pa
 
 
 def test_serialize_real_session_matches_the_two_step_path(blobs: BlobStore) -> None:
-    data = (Path(__file__).parent.parent / "fixtures" / "reference" / "real-v1-session.jsonl").read_bytes()
+    data = real_v1_session().read_bytes()
     values = parse_session_entries(data)
     one_pass = [serialize_entry_for_persistence(v, blobs) for v in values]
     assert one_pass == [dumps_line(prepare_entry_for_persistence(v, blobs)) for v in values]

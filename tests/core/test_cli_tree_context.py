@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from sessiontree.cli import main
+from shared_data import real_v1_session
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "server" / "sessiontree" / "data" / "demo-session.jsonl"
 GOLDEN = ROOT / "tests" / "fixtures" / "golden" / "view"
-REAL_V1 = Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "real-v1-session.jsonl"
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -124,7 +124,7 @@ def test_tree_bad_inputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
 
 def test_tree_and_context_on_a_real_v1_session(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     copy = tmp_path / "real-v1.jsonl"
-    shutil.copyfile(REAL_V1, copy)
+    shutil.copyfile(real_v1_session(), copy)
     before = copy.read_bytes()
     rc, out, _ = run_cli(capsys, "tree", str(copy))
     assert rc == 0

@@ -20,6 +20,7 @@ from sessiontree.core.jsonl import (
     parse_jsonl_lenient,
     parse_session_entries,
 )
+from shared_data import real_v1_session
 
 REF = Path(__file__).parent.parent / "fixtures" / "reference"
 CASES: dict[str, str] = json.loads((REF / "inputs.json").read_text())["parserCases"]
@@ -372,7 +373,7 @@ def test_js_number_round_trips_and_matches_the_fast_path(f: float) -> None:
 
 
 def test_real_v1_file_rewrites_byte_identically() -> None:
-    data = (REF / "real-v1-session.jsonl").read_bytes()
+    data = real_v1_session().read_bytes()
     values = parse_session_entries(data)
     assert len(values) == 1019
     assert b"".join(dumps_line(v) + b"\n" for v in values) == data

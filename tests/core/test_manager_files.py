@@ -16,8 +16,7 @@ from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.manager import SessionManager
 from sessiontree.core.paths import PathEnv
 from sessiontree.core.storage import FileSessionStorage
-
-REAL_V1 = Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "real-v1-session.jsonl"
+from shared_data import real_v1_session
 
 
 def kw(tmp_path: Path, seed: int = 1) -> dict[str, Any]:
@@ -218,8 +217,9 @@ def test_v3_and_future_files_are_not_rewritten(tmp_path: Path) -> None:
 
 def test_real_v1_session_opens_migrates_and_chains(tmp_path: Path) -> None:
     p = tmp_path / "real.jsonl"
-    shutil.copyfile(REAL_V1, p)
-    raw = REAL_V1.read_bytes()
+    real_v1 = real_v1_session()
+    shutil.copyfile(real_v1, p)
+    raw = real_v1.read_bytes()
     n_values = sum(1 for line in raw.splitlines() if line.strip())
     m = SessionManager.open(str(p), **kw(tmp_path))
     assert m.load_report.migrated_from == 1

@@ -24,6 +24,7 @@ from sessiontree.core.migrations import (
     migrate_v2_to_v3,
     session_version,
 )
+from shared_data import real_v1_session
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 REF = FIXTURES / "reference"
@@ -212,7 +213,7 @@ def seeded_ids() -> IdSource:
 
 
 def test_real_v1_session_migrates_to_a_linear_chain() -> None:
-    entries = load_entries_from_file(str(REF / "real-v1-session.jsonl"))
+    entries = load_entries_from_file(str(real_v1_session()))
     assert len(entries) == 1019 and "version" not in entries[0]
     assert migrate_session_entries(entries, seeded_ids()) == 1
     assert entries[0]["version"] == 3
@@ -226,7 +227,7 @@ def test_real_v1_session_migrates_to_a_linear_chain() -> None:
 
 
 def test_real_v1_session_golden_v2_and_v3() -> None:
-    source = (REF / "real-v1-session.jsonl").read_bytes()
+    source = real_v1_session().read_bytes()
     ids = seeded_ids()
     v2 = parse_session_entries(source)
     migrate_v1_to_v2(v2, ids)

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from sessiontree.core.manager import SessionManager
 from sessiontree.core.view import FILTER_MODES, EntriesTreeSource, ViewPage, build_view
+from shared_data import real_v1_session
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "fixtures" / "golden" / "view"
 DEMO = ROOT / "server" / "sessiontree" / "data" / "demo-session.jsonl"
-REAL_V1 = Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "real-v1-session.jsonl"
 REGEN = os.environ.get("SESSIONTREE_REGEN_GOLDEN") == "1"
 HOME = "/home/tester"
 
@@ -150,7 +150,7 @@ def test_demo_from_the_abandoned_branch() -> None:
 @pytest.mark.parametrize("mode", ["default", "no-tools", "user-only"])
 def test_real_v1_session(mode: str, tmp_path: Path) -> None:
     copy = tmp_path / "real-v1.jsonl"
-    shutil.copyfile(REAL_V1, copy)
+    shutil.copyfile(real_v1_session(), copy)
     mgr = SessionManager.open(str(copy))
     page = build_view(mgr, filter=mode, home="/Users/badlogic")
     # the migration gives new random ids: keep them out of the golden text

@@ -7,6 +7,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+import shared_data
+
 TS0 = 1763681581000
 
 
@@ -65,5 +67,5 @@ def write_session(path: Path, entries: list[dict[str, Any]]) -> bytes:
 
 
 def real_v1_fixture() -> Path:
-    """The real v1 session recorded from the agent (a copy lives in the repository)."""
-    return Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "real-v1-session.jsonl"
+    """The real v1 session recorded from the agent, in ../shared (the test skips without it)."""
+    return shared_data.real_v1_session()

@@ -16,13 +16,13 @@ from sessiontree.core.doctor import DoctorError, check_bytes, repaired_bytes
 from sessiontree.core.errors import InvalidSessionFileError
 from sessiontree.core.jsonl import dumps_line, is_session_header, parse_jsonl_lenient
 from sessiontree.core.storage import FileSessionStorage
+from shared_data import REAL_V1_NAME, real_v1_session_bytes_or_empty, skip_unless_shared
 
 from .corrupt import corrupted
-from .helpers import chain, line, real_v1_fixture
+from .helpers import chain, line
 
 V3_SMALL = b"".join(line(e) for e in chain(25, seed=3))
-_v1 = real_v1_fixture()
-V1_REAL = _v1.read_bytes()[:20_000]
+V1_REAL = real_v1_session_bytes_or_empty()[:20_000]
 if V1_REAL:
     V1_REAL = V1_REAL[: V1_REAL.rfind(b"\n") + 1]
 
@@ -124,6 +124,7 @@ def test_open_of_corrupted_v3_never_raises_unexpectedly_and_never_writes(
     assert _listing(d) == listing, "opening a v3 file must not write anything"
 
 
+@skip_unless_shared(REAL_V1_NAME)
 @settings(max_examples=25, deadline=10_000, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(data=corrupted(V1_REAL or V3_SMALL, max_ops=3))
 @pytest.mark.timeout(300)
