@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from sessiontree.core.context import (
     LAST_ENTRY,
     SessionContext,
     build_session_context,
     js_date_parse,
+    path_to_leaf,
 )
 
 TS = "2026-01-01T00:00:00.000Z"
@@ -268,8 +271,35 @@ def test_cycles_terminate_divergence_3() -> None:
     self_parent = [user("a", "a", "loop")]
     assert texts(build_session_context(self_parent)) == ["user:loop"]
     entries = [user("a", "c", "A"), user("b", "a", "B"), user("c", "b", "C"), user("x", "c", "X")]
-    assert texts(build_session_context(entries, "x")) == ["user:A", "user:B", "user:C", "user:X"]
+    # The loop's last entry in file order (c) closes it and is a root, as in the tree.
+    assert texts(build_session_context(entries, "x")) == ["user:C", "user:X"]
+    assert texts(build_session_context(entries, "b")) == ["user:C", "user:A", "user:B"]
     assert len(build_session_context(entries, "b").messages) == 3
+
+
+@pytest.mark.parametrize(
+    "parents",
+    [
+        {"a": "b", "b": "a"},  # a 2-cycle
+        {"a": "c", "b": "a", "c": "b"},  # a 3-cycle
+        {"a": None, "b": "d", "c": "b", "d": "c"},  # a loop below a separate root
+        {"b": "a", "a": "b", "x": "a"},  # a tail hanging off a loop
+    ],
+)
+def test_a_loop_is_cut_where_the_manager_cuts_it(tmp_path: Path, parents: dict[str, str | None]) -> None:
+    # DIVERGENCES 3: the free function and the manager give one path for every leaf.
+    from sessiontree.core.manager import SessionManager
+
+    entries = [user(eid, pid, eid.upper()) for eid, pid in parents.items()]
+    p = tmp_path / "loop.jsonl"
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/"}
+    p.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [header, *entries]))
+    m = SessionManager.open(str(p), read_only=True)
+    by_id = {e["id"]: e for e in entries}
+    for leaf in parents:
+        free_path = [e["id"] for e in path_to_leaf(by_id[leaf], by_id.get, entries)]
+        assert free_path == [e["id"] for e in m.get_branch(leaf)] == m.index.path_to_root(leaf), leaf
+        assert texts(build_session_context(entries, leaf)) == texts(m.build_session_context(leaf)), leaf
 
 
 def test_by_id_is_used_and_entries_only_for_fallback() -> None:

@@ -1,4 +1,4 @@
-"""Agent dir, XDG rules, cwd encoding, legacy directory migration, terminal breadcrumbs."""
+"""Agent dir, XDG rules, cwd encodings (found, never moved), terminal breadcrumbs."""
 
 from __future__ import annotations
 
@@ -119,73 +119,79 @@ def test_encode_cwd_resolves_symlinks(machine: PathEnv, tmp_path: Path) -> None:
 # ------------------------------------------------------------------ default session dir and migrations
 
 
-def test_default_session_dir_is_created(machine: PathEnv, tmp_path: Path) -> None:
+def tree_snapshot(root: Path) -> list[tuple[str, str]]:
+    """Every name under ``root`` with its kind: what "nothing moved" compares."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames:
+            out.append((os.path.relpath(os.path.join(dirpath, name), root), "dir"))
+        for name in filenames:
+            full = os.path.join(dirpath, name)
+            out.append((os.path.relpath(full, root), Path(full).read_text()))
+    return sorted(out)
+
+
+def test_default_session_dir_is_computed_not_created(machine: PathEnv, tmp_path: Path) -> None:
     cwd = Path(machine.home) / "p"
     cwd.mkdir()
     agent = tmp_path / "agent"
     d = get_default_session_dir(str(cwd), str(agent), machine)
     assert d == str(agent / "sessions" / "-p")
+    assert not agent.exists()
+    assert get_default_session_dir(str(cwd), str(agent), machine, create=True) == d
     assert os.path.isdir(d)
 
 
-def test_legacy_home_dirs_are_migrated_once_per_root(machine: PathEnv, tmp_path: Path) -> None:
+def test_every_encoding_of_a_cwd_is_found_and_nothing_moves(machine: PathEnv, tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     root = agent / "sessions"
+    proj = Path(machine.home) / "proj"
+    proj.mkdir()
     enc = machine.home.lstrip("/").replace("/", "-")
-    (root / f"--{enc}--").mkdir(parents=True)
-    (root / f"--{enc}--" / "a.jsonl").write_text("A")
-    (root / f"--{enc}-proj--").mkdir()
+    # pi-mono's form (also the legacy one), the current form, and an unrelated project.
+    (root / f"--{enc}-proj--").mkdir(parents=True)
     (root / f"--{enc}-proj--" / "b.jsonl").write_text("B")
-    # Merge into an existing target: files already there are kept, the others moved.
-    (root / f"--{enc}-both--").mkdir()
-    (root / f"--{enc}-both--" / "same.jsonl").write_text("old copy")
-    (root / f"--{enc}-both--" / "new.jsonl").write_text("N")
-    (root / "-both").mkdir()
-    (root / "-both" / "same.jsonl").write_text("current")
-    # A non-directory in the way of a rename is replaced.
-    (root / f"--{enc}-file--").mkdir()
-    (root / f"--{enc}-file--" / "c.jsonl").write_text("C")
-    (root / "-file").write_text("stray file")
-    unrelated = root / "--srv-x--"
-    unrelated.mkdir()
+    (root / "-proj").mkdir()
+    (root / "-proj" / "c.jsonl").write_text("C")
+    (root / f"--{enc}--").mkdir()
+    (root / f"--{enc}--" / "a.jsonl").write_text("A")
+    (root / "--srv-x--").mkdir()
+    before = tree_snapshot(root)
 
-    get_default_session_dir(str(tmp_path), str(agent), machine)
-    assert (root / "-" / "a.jsonl").read_text() == "A"
-    assert (root / "-proj" / "b.jsonl").read_text() == "B"
-    assert (root / "-both" / "same.jsonl").read_text() == "current"
-    assert (root / "-both" / "new.jsonl").read_text() == "N"
-    # The old copy that could not move is kept, not deleted.
-    assert (root / f"--{enc}-both--" / "same.jsonl").read_text() == "old copy"
-    assert (root / "-file" / "c.jsonl").read_text() == "C"
-    assert not (root / f"--{enc}--").exists() and not (root / f"--{enc}-proj--").exists()
-    assert unrelated.is_dir()
-
-    # Once per root per process: a new legacy dir is left alone afterwards.
-    (root / f"--{enc}-late--").mkdir()
-    get_default_session_dir(str(tmp_path), str(agent), machine)
-    assert (root / f"--{enc}-late--").is_dir() and not (root / "-late").exists()
+    assert paths.session_dirs_of(str(proj), str(agent), machine) == [
+        str(root / "-proj"),
+        str(root / f"--{enc}-proj--"),
+    ]
+    assert get_default_session_dir(str(proj), str(agent), machine) == str(root / "-proj")
+    assert paths.session_dirs_of(machine.home, str(agent), machine) == [str(root / f"--{enc}--")]
+    # Only the legacy dir exists: new sessions go beside the agent's own files.
+    assert get_default_session_dir(machine.home, str(agent), machine) == str(root / f"--{enc}--")
+    assert tree_snapshot(root) == before
 
 
-def test_legacy_dir_of_the_current_cwd_is_moved(machine: PathEnv, tmp_path: Path) -> None:
+def test_pi_mono_dir_of_a_cwd_outside_home_is_found(machine: PathEnv, tmp_path: Path) -> None:
     cwd = Path(machine.tmp) / "work"
     cwd.mkdir()
     agent = tmp_path / "agent"
     legacy = agent / "sessions" / encode_cwd_legacy(str(cwd))
     legacy.mkdir(parents=True)
     (legacy / "s.jsonl").write_text("S")
-    d = get_default_session_dir(str(cwd), str(agent), machine)
-    assert d == str(agent / "sessions" / "-tmp-work")
-    assert (Path(d) / "s.jsonl").read_text() == "S"
-    assert not legacy.exists()
+    assert paths.session_dir_names(str(cwd), machine.home, machine.tmp)[0] == "-tmp-work"
+    assert paths.session_dirs_of(str(cwd), str(agent), machine) == [str(legacy)]
+    assert get_default_session_dir(str(cwd), str(agent), machine) == str(legacy)
+    assert (legacy / "s.jsonl").read_text() == "S"
+    assert not (agent / "sessions" / "-tmp-work").exists()
 
 
-def test_migration_errors_are_ignored(machine: PathEnv, tmp_path: Path) -> None:
+def test_a_file_where_a_dir_would_be_is_not_a_session_dir(machine: PathEnv, tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     (agent / "sessions").mkdir(parents=True)
-    paths.migrate_legacy_session_dirs(str(tmp_path / "missing-root"), machine.home)
     enc = machine.home.lstrip("/").replace("/", "-")
     (agent / "sessions" / f"--{enc}-x--").write_text("a file, not a dir")
-    get_default_session_dir(machine.home, str(agent), machine)
+    x = Path(machine.home) / "x"
+    x.mkdir()
+    assert paths.session_dirs_of(str(x), str(agent), machine) == []
+    assert get_default_session_dir(str(x), str(agent), machine) == str(agent / "sessions" / "-x")
     assert (agent / "sessions" / f"--{enc}-x--").is_file()
 
 

@@ -414,12 +414,33 @@ def test_atomic_write_uses_a_hidden_snowflake_temp_in_the_same_dir(tmp_path: Pat
     assert sorted(p.name for p in tmp_path.iterdir()) == [f".s.jsonl.{predicted}.tmp", "s.jsonl"]
 
 
-def test_lock_file_is_a_hidden_sidecar(tmp_path: Path) -> None:
+def test_lock_file_lives_outside_the_session_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
     storage = FileSessionStorage()
-    f = str(tmp_path / "s.jsonl")
-    assert lock_file_path(f) == str(tmp_path / ".s.jsonl.lock")
+    f = str(sessions / "s.jsonl")
+    lock = lock_file_path(f)
+    assert os.path.dirname(lock) == str(tmp_path / "cache" / "sessiontree" / "locks")
+    # One lock per file whatever the name it is reached by (a symlinked directory).
+    (tmp_path / "alias").symlink_to(sessions)
+    assert lock_file_path(str(tmp_path / "alias" / "s.jsonl")) == lock
+    assert lock_file_path(str(sessions / "t.jsonl")) != lock
     with storage.lock(f):
-        assert os.path.exists(lock_file_path(f))
+        assert os.path.exists(lock)
+    assert os.listdir(sessions) == []
+
+
+def test_a_planted_lock_symlink_is_not_followed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    f = str(tmp_path / "s.jsonl")
+    lock = Path(lock_file_path(f))
+    lock.parent.mkdir(parents=True)
+    target = tmp_path / "outside-target"
+    lock.symlink_to(target)
+    with pytest.raises(OSError), FileSessionStorage().lock(f):
+        pass
+    assert not target.exists()
 
 
 def test_lock_excludes_another_process(tmp_path: Path) -> None:

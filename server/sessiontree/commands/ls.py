@@ -31,24 +31,48 @@ def _one_line(s: str, width: int) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
+def missing_agent_dir(agent_dir: str | None) -> str | None:
+    """A one-line error when the agent's data dir does not exist, else ``None``.
+
+    It names the directory and what chose it, so that a typo in ``PI_CODING_AGENT_DIR``
+    is not mistaken for "no sessions"; nothing is created to look.
+    """
+    from sessiontree.core import paths
+
+    data_dir = paths.get_data_dir(agent_dir)
+    if os.path.isdir(data_dir):
+        return None
+    if agent_dir is not None:
+        source = "given by --agent-dir"
+    elif os.environ.get(paths.AGENT_DIR_ENV):
+        source = f"set by ${paths.AGENT_DIR_ENV}"
+    else:
+        source = f"the default; set ${paths.AGENT_DIR_ENV} to use another"
+    return f"no agent directory at {data_dir} ({source})"
+
+
 def run(args: argparse.Namespace) -> int:
-    from sessiontree.core.discovery import list_all_sessions, list_sessions
+    from sessiontree.core import paths
+    from sessiontree.core.discovery import list_all_sessions, list_sessions, list_sessions_of_dirs
 
     try:
-        if args.all:
-            sessions = list_all_sessions(args.agent_dir)
-        else:
-            if args.session_dir:
-                sdir = os.path.abspath(args.session_dir)
-            else:
-                from sessiontree.core.manager import SessionManager
-
-                cwd = os.path.abspath(args.cwd or os.getcwd())
-                sdir = SessionManager.get_default_session_dir(cwd, args.agent_dir)
+        if args.session_dir:
+            sdir = os.path.abspath(args.session_dir)
             if not os.path.isdir(sdir):
                 print(f"sessiontree ls: {sdir}: no such directory", file=sys.stderr)
                 return 2
             sessions = list_sessions(sdir)
+        else:
+            problem = missing_agent_dir(args.agent_dir)
+            if problem is not None:
+                print(f"sessiontree ls: {problem}", file=sys.stderr)
+                return 2
+            if args.all:
+                sessions = list_all_sessions(args.agent_dir)
+            else:
+                # Every directory encoding the agents use for this cwd; nothing is moved.
+                cwd = os.path.abspath(args.cwd or os.getcwd())
+                sessions = list_sessions_of_dirs(paths.session_dirs_of(cwd, args.agent_dir))
     except OSError as exc:
         print(f"sessiontree ls: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2

@@ -207,26 +207,43 @@ def entry_timestamp_ms(ts: Any) -> int | float | None:
 
 
 def path_to_leaf(
-    leaf: Mapping[str, Any], get: Callable[[str], Mapping[str, Any] | None]
+    leaf: Mapping[str, Any],
+    get: Callable[[str], Mapping[str, Any] | None],
+    entries: Iterable[Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """The entries from the root down to ``leaf`` following ``parentId``.
 
-    The walk ends at a null or unknown parent, and (DIVERGENCES.md item 3) at an id it
-    has already visited, so a parent cycle is cut where the walk first meets it again.
+    The walk ends at a null or unknown parent. A parent cycle (DIVERGENCES.md item 3) is
+    cut where the tree cuts it, so that this path is the manager's (`EntryIndex`) and the
+    tree view's: the tree links entries in file order, and the one whose link would close
+    the loop, the loop's last entry in file order, becomes a root. ``entries`` gives that
+    order; without it the walk stops where it first meets an id again.
     """
     out: list[Any] = []
-    seen: set[Any] = set()
+    seen: dict[Any, int] = {}
     cur: Mapping[str, Any] | None = leaf
+    loop_start = -1
     while cur is not None:
         eid = cur.get("id")
         if eid in seen:
+            loop_start = seen[eid]
             break
-        seen.add(eid)
+        seen[eid] = len(out)
         out.append(cur)
         pid = cur.get("parentId")
         if not isinstance(pid, str):
             break
         cur = get(pid)
+    if loop_start >= 0 and entries is not None:
+        members = {e.get("id") for e in out[loop_start:]}
+        last_pos: dict[Any, int] = {}
+        for pos, e in enumerate(entries):
+            if isinstance(e, Mapping):
+                eid = e.get("id")
+                if eid in members:
+                    last_pos[eid] = pos
+        at = max(range(loop_start, len(out)), key=lambda i: last_pos.get(out[i].get("id"), -1))
+        out = out[: at + 1]
     out.reverse()
     return out
 
@@ -391,7 +408,7 @@ def build_session_context(
         if len(entries) == 0:
             return SessionContext()
         leaf = entries[-1]
-    path = path_to_leaf(leaf, by_id.get)
+    path = path_to_leaf(leaf, by_id.get, entries)
     return context_from_path(path)
 
 

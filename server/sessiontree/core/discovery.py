@@ -27,9 +27,11 @@ __all__ = [
     "RecentSessionInfo",
     "SessionInfo",
     "find_most_recent_session",
+    "find_most_recent_session_of_dirs",
     "get_recent_sessions",
     "list_all_sessions",
     "list_sessions",
+    "list_sessions_of_dirs",
 ]
 
 PREFIX_BYTES = 4096
@@ -213,6 +215,19 @@ def find_most_recent_session(session_dir: str) -> str | None:
     """The path of the newest valid session of a directory, or None."""
     recent = get_recent_sessions(session_dir, limit=1)
     return recent[0].path if recent else None
+
+
+def find_most_recent_session_of_dirs(session_dirs: list[str]) -> tuple[str, str] | None:
+    """``(path, its dir)`` of the newest valid session across several directories (one
+    project under every encoding), or None."""
+    newest: tuple[float, str, str] | None = None
+    for d in session_dirs:
+        recent = get_recent_sessions(d, limit=1)
+        if recent:
+            mtime = recent[0].mtime.timestamp()
+            if newest is None or mtime > newest[0]:
+                newest = (mtime, recent[0].path, d)
+    return (newest[1], newest[2]) if newest is not None else None
 
 
 # ----------------------------------------------------------------------------- listing
@@ -414,6 +429,21 @@ def list_sessions(
 ) -> list[SessionInfo]:
     """Every valid session file directly in `session_dir`, newest (mtime) first."""
     return _list(session_dir, False, cache_dir, use_cache)
+
+
+def list_sessions_of_dirs(
+    session_dirs: list[str], cache_dir: str | None = None, use_cache: bool = True, **_: Any
+) -> list[SessionInfo]:
+    """The sessions of several directories (one project under every encoding), newest first."""
+    found: list[SessionInfo] = []
+    seen: set[str] = set()
+    for d in session_dirs:
+        for info in _list(d, False, cache_dir, use_cache):
+            if info.path not in seen:
+                seen.add(info.path)
+                found.append(info)
+    found.sort(key=lambda i: i.modified, reverse=True)
+    return found
 
 
 def list_all_sessions(

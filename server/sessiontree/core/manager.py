@@ -102,7 +102,8 @@ class LoadReport:
     `skipped_lines` counts dropped regions other than a torn tail, `torn_tail` is true when
     the file ended inside an incomplete line, `dropped` lists the regions
     (`jsonl.DroppedLine`), `quarantined_copy` is the path of the copy of the original bytes
-    kept before the first rewrite, `migrated_from` the file's version when a migration ran.
+    kept before the first rewrite, `migrated_from` the file's version when a migration ran,
+    `backup_copy` the copy of the original bytes kept before the migration was written.
     """
 
     skipped_lines: int = 0
@@ -110,6 +111,7 @@ class LoadReport:
     dropped: builtins.list[Any] = field(default_factory=list)
     quarantined_copy: str | None = None
     migrated_from: int | None = None
+    backup_copy: str | None = None
     fast_path: bool = False
     from_cache: bool = False
 
@@ -226,11 +228,17 @@ class SessionManager:
         agent_dir: str | None = None,
         cache_dir: str | None = None,
         read_only: bool = False,
+        viewing: bool = False,
+        breadcrumbs: bool = True,
         penv: Any = None,
         cache_min_bytes: int = CACHE_MIN_BYTES,
     ) -> None:
         self._cache_min_bytes = cache_min_bytes
         self._read_only = read_only
+        # Opened for viewing (DIVERGENCES 11): nothing is written until a change is asked
+        # for; the first change writes the pending migration, after a backup copy.
+        self._viewing = viewing
+        self._breadcrumbs = breadcrumbs
         self._penv = penv
         self._clock = clock or Clock()
         self._ids = ids or IdSource(clock=self._clock)
@@ -307,15 +315,15 @@ class SessionManager:
         The terminal is this process's unless ``terminal_id`` names another one (``pts-3``,
         ``tmux-%1``, ...), as a daemon does for the terminal the agent runs in.
         """
-        from .discovery import find_most_recent_session
+        from .discovery import find_most_recent_session_of_dirs
 
         cwd = os.path.abspath(cwd)
-        sdir = (
-            session_dir
-            if session_dir is not None
-            else cls.get_default_session_dir(cwd, kw.get("agent_dir"), kw.get("penv"))
-        )
-        sdir = os.path.abspath(sdir)
+        if session_dir is not None:
+            dirs = [os.path.abspath(session_dir)]
+        else:
+            # Every encoding the agents use for this cwd (nothing renamed: DIVERGENCES 11).
+            dirs = _paths().session_dirs_of(cwd, kw.get("agent_dir"), kw.get("penv"))
+        sdir = dirs[0] if dirs else cls.get_default_session_dir(cwd, kw.get("agent_dir"), kw.get("penv"))
         crumb = None
         try:
             crumb = _paths().read_breadcrumb(
@@ -325,9 +333,9 @@ class SessionManager:
             crumb = None
         if crumb and os.path.exists(crumb):
             return cls.open(crumb, sdir, storage, **kw)
-        recent = find_most_recent_session(sdir)
-        if recent:
-            return cls.open(recent, sdir, storage, **kw)
+        newest = find_most_recent_session_of_dirs(dirs)
+        if newest is not None:
+            return cls.open(newest[0], newest[1], storage, **kw)
         return cls.create(cwd, sdir, storage, **kw)
 
     @classmethod
@@ -367,14 +375,12 @@ class SessionManager:
     @classmethod
     def list(cls, cwd: str, session_dir: str | None = None, **kw: Any) -> builtins.list[SessionInfo]:
         """Sessions of one directory, newest first."""
-        from .discovery import list_sessions
+        from .discovery import list_sessions, list_sessions_of_dirs
 
-        sdir = (
-            session_dir
-            if session_dir is not None
-            else cls.get_default_session_dir(cwd, kw.get("agent_dir"), kw.get("penv"))
-        )
-        return list_sessions(sdir, **kw)
+        if session_dir is not None:
+            return list_sessions(session_dir, **kw)
+        dirs = _paths().session_dirs_of(os.path.abspath(cwd), kw.get("agent_dir"), kw.get("penv"))
+        return list_sessions_of_dirs(dirs, **kw)
 
     @classmethod
     def list_all(cls, agent_dir: str | None = None, **kw: Any) -> builtins.list[SessionInfo]:
@@ -385,7 +391,8 @@ class SessionManager:
 
     @staticmethod
     def get_default_session_dir(cwd: str, agent_dir: str | None = None, penv: Any = None) -> str:
-        """The per-cwd sessions directory (created when computed)."""
+        """The per-cwd sessions directory new sessions go to (computed, not created: the
+        first write creates it; an existing directory of the cwd in any encoding wins)."""
         return str(_paths().get_default_session_dir(cwd, agent_dir, penv))
 
     # ------------------------------------------------------------------ state setup
@@ -427,6 +434,8 @@ class SessionManager:
 
     def _write_breadcrumb(self) -> None:
         if not self._persist or not self._session_file or self._read_only:
+            return
+        if self._viewing or not self._breadcrumbs:
             return
         try:
             _paths().write_breadcrumb(
@@ -479,7 +488,8 @@ class SessionManager:
         self._write_breadcrumb()
         if self.load_report.migrated_from is not None:
             self._needs_full_rewrite = True
-            self._rewrite_file_guarded()  # DIVERGENCE 4: written when it runs
+            if not self._viewing:
+                self._rewrite_file_guarded()  # DIVERGENCE 4: written when it runs
         elif self.load_report.recovered:
             # The next persist rewrites the file (after a quarantine copy) instead of
             # appending after garbage or a torn line.
@@ -538,7 +548,9 @@ class SessionManager:
                 entries.append(v)
             else:
                 skipped += 1  # a non-object line cannot be an entry
-        migrated = _migrations().migrate_session_entries(entries, new_id=self._ids)
+        # No id source: ids of a v1 file are derived from the file (DIVERGENCES 10), so
+        # every read, in every process, gives the ids the migration writes.
+        migrated = _migrations().migrate_session_entries(entries)
         header = entries[0]
         self._header = header
         resolve = _persistence().resolve_blob_refs
@@ -997,17 +1009,30 @@ class SessionManager:
         self._set_file_state(st, len(data))
 
     def _quarantine_if_needed(self, path: str) -> None:
+        """Keep the original bytes beside the file before the first rewrite that changes
+        them: a quarantine copy when the load dropped lines, a backup before a migration."""
         rep = self.load_report
-        if not rep.recovered or rep.quarantined_copy:
+        if rep.recovered:
+            if rep.quarantined_copy:
+                return
+            kind = "quarantine"
+        elif rep.migrated_from is not None:
+            if rep.backup_copy:
+                return
+            kind = f"backup-v{rep.migrated_from}"
+        else:
             return
         if not self._storage.exists(path):
             return
+        from .backups import copy_path
+
         original = self._storage.read_bytes(path)
-        base = os.path.basename(path)
-        ts = self._clock.now_iso().replace(":", "-").replace(".", "-")
-        qpath = os.path.join(os.path.dirname(path), f".{base}.quarantine-{ts}")
+        qpath = copy_path(path, kind, self._clock.now_iso())
         self._storage.write_atomic(qpath, bytes(original))
-        rep.quarantined_copy = qpath
+        if kind == "quarantine":
+            rep.quarantined_copy = qpath
+        else:
+            rep.backup_copy = qpath
 
     def flush(self) -> None:
         """Flush and fsync the append writer; re-raise a latched persistence error."""

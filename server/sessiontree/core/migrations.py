@@ -1,7 +1,8 @@
 """Session file migrations: numbered single-step functions chained by one loop.
 
 Semantics follow reference-behavior.md §6 exactly (the file stays compatible with the
-reference agent): v1 → v2 gives every non-header entry a new id and a linear parent chain
+reference agent): v1 → v2 gives every non-header entry an id (derived from the file, the
+same on every read: DIVERGENCES 10) and a linear parent chain
 and turns ``firstKeptEntryIndex`` into ``firstKeptEntryId``; v2 → v3 renames the message
 role ``hookMessage`` to ``custom``. Keys that are new to an object are appended at its end
 (Python dicts keep insertion order like JS objects); existing keys keep their position.
@@ -11,6 +12,7 @@ Values that are not objects (the lenient parser returns scalars as values) are l
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Container
 from typing import Any, Protocol
@@ -25,6 +27,7 @@ __all__ = [
     "migrate_v1_to_v2",
     "migrate_v2_to_v3",
     "session_version",
+    "stable_entry_ids",
 ]
 
 #: The version written by this code and by the reference agent.
@@ -38,6 +41,36 @@ class _EntryIdSource(Protocol):
 #: ``new_id`` may be an :class:`~sessiontree.core.ids.IdSource` (anything with
 #: ``new_entry_id(existing)``) or a zero-argument callable returning a fresh id.
 NewId = _EntryIdSource | Callable[[], str]
+
+
+def stable_entry_ids(entries: list[Any]) -> Callable[[], str]:
+    """Ids for the v1 → v2 migration derived from the file (DIVERGENCES 10).
+
+    The n-th id is the first 8 hex digits of SHA-256 over the header's session id and n
+    (another counter is mixed in when that id is already taken), so every read of the same
+    file, in every process, gives the same ids, and they are the ones the migration writes.
+    The ids have the shape of the reference's (8 lowercase hex digits). An entry keeps its
+    id when later lines are appended, since it depends only on its position.
+    """
+    header = find_header(entries)
+    sid = header.get("id") if header is not None else None
+    seed = (sid if isinstance(sid, str) else "").encode("utf-8", "surrogatepass")
+    taken: set[str] = set()
+    counter = 0
+
+    def make() -> str:
+        nonlocal counter
+        counter += 1
+        salt = 0
+        while True:
+            text = f"{counter}" if salt == 0 else f"{counter}:{salt}"
+            candidate = hashlib.sha256(seed + b"\0" + text.encode()).hexdigest()[:8]
+            if candidate not in taken:
+                taken.add(candidate)
+                return candidate
+            salt += 1
+
+    return make
 
 
 def _id_factory(new_id: NewId | None) -> Callable[[], str]:
@@ -143,12 +176,13 @@ def migrate_session_entries(entries: list[Any], new_id: NewId | None = None) -> 
 
     Returns the version migrated from, or ``None`` when nothing ran (version 3 or later,
     including future versions, which pass through untouched). ``new_id`` supplies the
-    ids of the v1 migration: an ``IdSource`` or a zero-argument callable.
+    ids of the v1 migration: an ``IdSource`` or a zero-argument callable; without it the
+    ids are derived from the file (:func:`stable_entry_ids`), the same on every read.
     """
     version = session_version(entries)
     if not version < CURRENT_SESSION_VERSION:  # also true for NaN
         return None
-    make_id = _id_factory(new_id)
+    make_id = stable_entry_ids(entries) if new_id is None else _id_factory(new_id)
     # One loop over the numbered steps: a version-v file runs MIGRATIONS[v], v+1, ...
     # Fractional versions run the step whose range they fall in (the reference compares
     # with "<"): 1.5 runs v1->v2 and v2->v3.

@@ -8,7 +8,6 @@ the terminal) comes from a :class:`PathEnv`, which tests build by hand; the defa
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import threading
@@ -30,8 +29,9 @@ __all__ = [
     "get_sessions_root",
     "get_state_dir",
     "get_terminal_id",
-    "migrate_legacy_session_dirs",
     "read_breadcrumb",
+    "session_dir_names",
+    "session_dirs_of",
     "sessions_root",
     "terminal_sessions_dir",
     "write_breadcrumb",
@@ -209,85 +209,55 @@ def encode_cwd_legacy(cwd: str) -> str:
     return _legacy_name(_canonical(cwd))
 
 
-def _move_dir(src: str, dst: str) -> None:
-    """Move a session directory (reference semantics, but never deletes a file it could not move).
+def session_dir_names(
+    cwd: str, home: str | None = None, tmp: str | None = None, penv: PathEnv | None = None
+) -> list[str]:
+    """Every directory name the agents use for ``cwd``, the current encoding first.
 
-    Target is a directory: move over each entry missing there, then remove the old dir if it
-    is empty. Target is something else: delete it, then rename. Otherwise rename.
+    The current encoding (:func:`encode_cwd`), then the ``--<absolute path>--`` form of the
+    canonical path and of the path as given: pi-mono writes and reads that form on the raw
+    cwd, older versions of the reference wrote it before moving to the home-relative names.
     """
-    if os.path.isdir(dst) and not os.path.islink(dst):
-        for name in os.listdir(src):
-            target = os.path.join(dst, name)
-            if not os.path.lexists(target):
-                os.rename(os.path.join(src, name), target)
-        with contextlib.suppress(OSError):
-            os.rmdir(src)
-        return
-    if os.path.lexists(dst):
-        os.unlink(dst)
-    os.rename(src, dst)
+    names = [encode_cwd(cwd, home, tmp, penv)]
+    for legacy in (_legacy_name(_canonical(cwd)), _legacy_name(os.path.abspath(cwd))):
+        if legacy not in names:
+            names.append(legacy)
+    return names
 
 
-_migrated_roots: set[str] = set()
-_migration_lock = threading.Lock()
+def session_dirs_of(cwd: str, agent_dir: str | None = None, penv: PathEnv | None = None) -> list[str]:
+    """The existing sessions directories of ``cwd`` under every encoding, current first.
 
-
-def migrate_legacy_session_dirs(root: str, home: str) -> None:
-    """Rename ``--<home>--`` / ``--<home>-<rest>--`` directories to ``-`` / ``-<rest>``.
-
-    Best effort: every error is ignored. Runs on every call; :func:`get_default_session_dir`
-    calls it once per sessions root per process.
-    """
-    try:
-        names = os.listdir(root)
-    except OSError:
-        return
-    home_encodings = {_dashes(h.lstrip("/\\")) for h in {home, _canonical(home)} if h}
-    for name in names:
-        for enc in home_encodings:
-            exact = f"--{enc}--"
-            prefix = f"--{enc}-"
-            if name == exact:
-                new_name = "-"
-            elif name.startswith(prefix) and name.endswith("--") and len(name) > len(prefix) + 2:
-                new_name = "-" + name[len(prefix) : -2]
-            else:
-                continue
-            src = os.path.join(root, name)
-            try:
-                if os.path.isdir(src) and not os.path.islink(src):
-                    _move_dir(src, os.path.join(root, new_name))
-            except OSError:
-                pass
-            break
-
-
-def get_default_session_dir(cwd: str, agent_dir: str | None = None, penv: PathEnv | None = None) -> str:
-    """``<sessions root>/<encode_cwd(cwd)>``, created if missing.
-
-    The first call for a sessions root in this process migrates legacy ``--<home>...--``
-    directories; every call moves a legacy ``--<abs cwd>--`` directory of this cwd into the
-    new name (best effort, errors ignored).
+    Looks only: nothing is created, renamed or moved (DIVERGENCES 11; the reference renames
+    legacy directories, which hides them from pi-mono, which still uses that form).
     """
     p = _penv(penv)
     root = sessions_root(agent_dir, p)
-    key = os.path.abspath(root)
-    with _migration_lock:
-        first = key not in _migrated_roots
-        _migrated_roots.add(key)
-    if first:
-        migrate_legacy_session_dirs(root, p.home)
-    name = encode_cwd(cwd, p.home, p.tmp)
-    directory = os.path.join(root, name)
-    if not name.startswith("--"):
-        for legacy in {_legacy_name(_canonical(cwd)), _legacy_name(os.path.abspath(cwd))}:
-            legacy_dir = os.path.join(root, legacy)
-            try:
-                if os.path.isdir(legacy_dir) and not os.path.islink(legacy_dir):
-                    _move_dir(legacy_dir, directory)
-            except OSError:
-                pass
-    os.makedirs(directory, exist_ok=True)
+    out: list[str] = []
+    for name in session_dir_names(cwd, p.home, p.tmp):
+        directory = os.path.join(root, name)
+        if os.path.isdir(directory) and directory not in out:
+            out.append(directory)
+    return out
+
+
+def get_default_session_dir(
+    cwd: str, agent_dir: str | None = None, penv: PathEnv | None = None, create: bool = False
+) -> str:
+    """The sessions directory new sessions of ``cwd`` go to.
+
+    An existing directory of ``cwd`` under any encoding (the current one first), so that a
+    session made here lands beside the agent's own; else ``<sessions root>/<encode_cwd(cwd)>``.
+    Nothing is renamed; the directory is created only with ``create=True`` (writers create it
+    when they first write a file there, so that computing a path never touches the disk).
+    """
+    p = _penv(penv)
+    existing = session_dirs_of(cwd, agent_dir, p)
+    directory = (
+        existing[0] if existing else os.path.join(sessions_root(agent_dir, p), encode_cwd(cwd, p.home, p.tmp))
+    )
+    if create:
+        os.makedirs(directory, exist_ok=True)
     return directory
 
 

@@ -12,7 +12,9 @@ crashes and other writers:
   starts on a new line instead of being glued onto it (DIVERGENCES 2). When the torn
   fragment could be read as the start of a longer value, a ``#`` breaker line goes first,
   because the reference parser would otherwise read on and lose the appended line.
-* ``lock`` takes an advisory ``flock`` on a sidecar ``.<basename>.lock`` file.
+* ``lock`` takes an advisory ``flock`` on a lock file in sessiontree's own cache directory
+  (:func:`lock_file_path`), keyed by the session file's canonical path: nothing is left
+  in the agent's directories.
 
 :class:`FaultInjectingStorage` wraps any storage and makes chosen operations fail, so
 that error handling (the manager's latched persist error) can be tested on real files.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import os
 import shutil
 import stat as stat_module
@@ -44,6 +47,7 @@ __all__ = [
     "MemorySessionStorage",
     "SessionStorage",
     "SessionStorageWriter",
+    "lock_dir",
     "lock_file_path",
     "separator_after",
 ]
@@ -171,10 +175,47 @@ def _whole_lines(data: bytes) -> bytes:
     return data
 
 
+def lock_dir() -> str:
+    """Where lock files live: ``$SESSIONTREE_LOCK_DIR``, else ``$XDG_CACHE_HOME/sessiontree/locks``,
+    else ``~/.cache/sessiontree/locks``: sessiontree's own directory, never the agent's
+    (DIVERGENCES 11: a lock file beside a session would stay in the agent's folder)."""
+    env = os.environ.get("SESSIONTREE_LOCK_DIR")
+    if env:
+        return os.path.abspath(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "sessiontree", "locks")
+
+
 def lock_file_path(path: str) -> str:
-    """The sidecar lock file of ``path``: ``.<basename>.lock`` beside it (never ``*.jsonl``)."""
-    directory, base = os.path.split(path)
-    return os.path.join(directory, f".{base}.lock")
+    """The lock file of ``path``: ``<lock dir>/<sha256 of its canonical path>.lock``.
+
+    The key is the real path of the file's directory plus its name, so two names of the
+    same directory (a symlinked project) share one lock, and a rename over the file (an
+    atomic rewrite) keeps it.
+    """
+    directory, base = os.path.split(os.path.abspath(path))
+    try:
+        directory = os.path.realpath(directory)
+    except (OSError, ValueError):
+        pass
+    key = os.path.join(directory, base).encode("utf-8", "surrogateescape")
+    return os.path.join(lock_dir(), hashlib.sha256(key).hexdigest()[:40] + ".lock")
+
+
+def _open_lock_file(path: str) -> int:
+    lock_path = lock_file_path(path)
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        fd = os.open(lock_path, flags, 0o600)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(lock_path), mode=0o700, exist_ok=True)
+        fd = os.open(lock_path, flags, 0o600)
+    # A planted FIFO or device at the lock's name must not hang or feed the writer.
+    if not stat_module.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "lock file is not a regular file", lock_path)
+    return fd
 
 
 # --------------------------------------------------------------------------- files
@@ -436,7 +477,7 @@ class FileSessionStorage:
 
     @contextmanager
     def lock(self, path: str, timeout: float = _DEFAULT_LOCK_TIMEOUT, shared: bool = False) -> Iterator[None]:
-        fd = os.open(lock_file_path(path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        fd = _open_lock_file(path)
         try:
             operation = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
             deadline = time.monotonic() + timeout

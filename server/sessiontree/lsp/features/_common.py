@@ -23,8 +23,16 @@ PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 
 
 def manager_kwargs(ls: SessionTreeServer) -> dict[str, Any]:
-    """Keyword arguments every SessionManager constructor gets."""
-    return {"agent_dir": ls.config.agent_dir} if ls.config.agent_dir else {}
+    """Keyword arguments every SessionManager constructor gets.
+
+    Files are opened for viewing (DIVERGENCES 11): an open writes nothing (no migration
+    rewrite); the first change a client asks for writes the migration after a backup copy.
+    The daemon has no terminal of its own, so it never writes the agent's breadcrumbs.
+    """
+    kw: dict[str, Any] = {"viewing": True, "breadcrumbs": False}
+    if ls.config.agent_dir:
+        kw["agent_dir"] = ls.config.agent_dir
+    return kw
 
 
 def state_for(ls: SessionTreeServer, session: OpenSession) -> tuple[NavigationState, str]:

@@ -131,12 +131,20 @@ def setup(server: SessionTreeServer) -> None:
     @request(server, m.SESSION_RECENT)
     async def recent(ls: SessionTreeServer, p: t.RecentParams) -> t.RecentResult:
         from sessiontree.core.discovery import get_recent_sessions
+        from sessiontree.core.paths import session_dirs_of
 
         cwd = _cwd(ls, p.cwd)
-        sdir = _session_dir(ls, p.session_dir) or SessionManager.get_default_session_dir(
-            cwd, ls.config.agent_dir
-        )
-        infos = await ls.registry.run(get_recent_sessions, sdir, max(0, p.limit))
+        sdir = _session_dir(ls, p.session_dir)
+        # Without a session dir: the cwd's dirs under every encoding (nothing renamed).
+        dirs = [sdir] if sdir is not None else session_dirs_of(cwd, ls.config.agent_dir)
+        limit = max(0, p.limit)
+
+        def work() -> list[Any]:
+            found = [info for d in dirs for info in get_recent_sessions(d, limit)]
+            found.sort(key=lambda i: i.mtime, reverse=True)
+            return found[:limit]
+
+        infos = await ls.registry.run(work)
         return t.RecentResult(sessions=[mapping.recent_session(i) for i in infos])
 
     @request(server, m.SESSION_OPEN)
