@@ -5,7 +5,10 @@
 
 * ``branchSummary`` / ``compactionSummary`` become user messages (attribution ``agent``)
   whose single text block is `BRANCH_SUMMARY_TEMPLATE` / `COMPACTION_SUMMARY_TEMPLATE`
-  with the summary inserted verbatim; a compaction's ``providerPayload`` is copied;
+  with the summary inserted verbatim, then the whole text passed through the reference
+  renderer's post-render formatting (`sessiontree.core.prompt_format.format_prompt`:
+  trailing whitespace, blank lines before list items and around XML tags, runs of blank
+  lines, table rows); a compaction's ``providerPayload`` is copied;
 * ``custom`` and the legacy ``hookMessage`` become user messages (string content wrapped
   as one text block, attribution as stored);
 * ``bashExecution`` becomes ``Ran `cmd```, a newline, then the output in a ``` fence or
@@ -36,6 +39,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from sessiontree.core.prompt_format import format_prompt
 
 __all__ = [
     "BRANCH_SUMMARY_TEMPLATE",
@@ -78,8 +83,9 @@ def _js_str(v: Any) -> str:
 
 
 def _render(template: str, summary: Any) -> str:
-    # The reference renders with Handlebars (noEscape): a missing value renders empty.
-    return template.replace("{summary}", "" if summary is None else _js_str(summary))
+    # The reference renders with Handlebars (noEscape): a missing value renders empty, any
+    # other is inserted verbatim; then its renderer formats the whole text.
+    return format_prompt(template.replace("{summary}", "" if summary is None else _js_str(summary)))
 
 
 def branch_summary_text(summary: Any) -> str:
