@@ -11,6 +11,7 @@ const http = require('node:http');
 const { spawn } = require('node:child_process');
 const { chromium } = require('playwright-core');
 const { daemonCommand, repoRoot } = require('../daemon-path');
+const { snapshot } = require('./agent-snapshot');
 
 const extDir = path.resolve(__dirname, '..', '..');
 const cache = process.env.SESSIONTREE_VSCODE_CACHE || path.join(repoRoot, '.cache', 'vscode');
@@ -19,7 +20,14 @@ const codeServer = path.join(cache, 'code-server', 'node_modules', 'code-server'
 const chromiumPath = process.env.CHROMIUM_PATH || '/usr/lib/chromium/chromium';
 const artifacts = path.join(repoRoot, 'test-artifacts');
 const fixture = path.join(extDir, 'test', 'fixtures', 'branched.jsonl');
+// A v1 session written by pi-mono (no entry ids), from another project: read from ../shared
+// beside the repository, copied only into the test's temporary agent dir, never committed.
+const realV1 = path.join(repoRoot, '..', 'shared', 'fixtures', 'real', 'pimono-large-session.jsonl');
 const TOTAL_TIMEOUT_MS = Number(process.env.SESSIONTREE_E2E_TIMEOUT_MS || 240000);
+
+function escapeRe(s) {
+  return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -94,6 +102,24 @@ function prepare() {
   const sessDir = path.join(agent, 'sessions', encodeCwd(ws));
   fs.mkdirSync(sessDir, { recursive: true });
   fs.writeFileSync(path.join(sessDir, `2026-01-10T09-00-00-000Z_${header.id}.jsonl`), `${lines.join('\n')}\n`);
+  // A v1 session in the directory pi-mono writes and reads, `--<absolute cwd>--`, beside the
+  // current encoding above: opening it must neither migrate it nor move its directory. The
+  // driver records the agent dir before VS Code starts; the suite compares after its clicks.
+  const e2eDir = path.join(ws, '.e2e');
+  fs.mkdirSync(e2eDir, { recursive: true });
+  let looking;
+  if (fs.existsSync(realV1)) {
+    const piMonoDir = path.join(agent, 'sessions', `--${ws.replace(/^[/\\]+/, '').replace(/[/\\:]/g, '-')}--`);
+    fs.mkdirSync(piMonoDir, { recursive: true });
+    const v1 = path.join(piMonoDir, '2025-11-20T23-33-50-805Z_d703a1a9-1b7b-4fb1-b512-c9738b1fe617.jsonl');
+    // written, not copied: the shared file is read-only, and a read-only copy would hide a write
+    fs.writeFileSync(v1, fs.readFileSync(realV1), { mode: 0o644 });
+    looking = { v1, currentDir: sessDir, piMonoDir };
+  } else {
+    looking = {
+      skip: `../shared/fixtures is not present: ${realV1} is missing (data from other projects is read from ../shared beside the repository, never copied into it)`,
+    };
+  }
   fs.writeFileSync(
     path.join(ws, '.vscode', 'settings.json'),
     JSON.stringify(
@@ -120,6 +146,10 @@ function prepare() {
       2,
     ),
   );
+  if (looking.v1) {
+    looking.agentBefore = snapshot(agent);
+  }
+  fs.writeFileSync(path.join(e2eDir, 'looking.json'), JSON.stringify({ agent, ...looking }));
   return { tmp, ws, agent };
 }
 
@@ -156,7 +186,14 @@ async function main() {
     {
       detached: true, // own process group: code-server forks helpers; we stop them all at once
       stdio: ['ignore', serverLog, serverLog],
-      env: { ...process.env, PI_CODING_AGENT_DIR: agent, PATH: `${path.dirname(node24)}:${process.env.PATH}` },
+      env: {
+        ...process.env,
+        PI_CODING_AGENT_DIR: agent,
+        PATH: `${path.dirname(node24)}:${process.env.PATH}`,
+        // the daemon's own cache (index, locks) and navigation state stay in the test's tmp dir
+        XDG_CACHE_HOME: path.join(tmp, 'cache'),
+        XDG_STATE_HOME: path.join(tmp, 'state'),
+      },
     },
   );
   let browser;
@@ -189,7 +226,19 @@ async function main() {
     const url = `http://${host}/?folder=${encodeURIComponent(ws)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
     let resolveDone;
     const done = new Promise((r) => (resolveDone = r));
-    const ack = (token) => fs.writeFileSync(path.join(ws, '.e2e', `${token}.done`), 'ok');
+    // The answer is written whole under a temporary name first: the suite reads it once it exists.
+    const ack = (token, answer = 'ok') => {
+      const file = path.join(ws, '.e2e', `${token}.done`);
+      fs.writeFileSync(`${file}.tmp`, typeof answer === 'string' ? answer : JSON.stringify(answer));
+      fs.renameSync(`${file}.tmp`, file);
+    };
+    // A view of the sidebar by its title ("Sessions", "Session Tree"), and the labels of its rows.
+    const pane = (title) =>
+      page
+        .locator('[id="workbench.parts.sidebar"] .pane')
+        .filter({ has: page.locator('.pane-header h3.title', { hasText: new RegExp(`^${escapeRe(title)}$`, 'i') }) });
+    const rowLabels = async (title) =>
+      (await pane(title).locator('.monaco-list-row .label-name').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
     const handle = async (kind, data) => {
       if (kind === 'TYPE') {
         const input = page.locator('.quick-input-widget input.input').first();
@@ -197,6 +246,20 @@ async function main() {
         await input.fill(data.text);
         await page.keyboard.press('Enter');
         ack(data.token);
+      } else if (kind === 'CLICK') {
+        // a mouse click on the row of a view whose label is exactly data.label, as a person would
+        const row = pane(data.pane)
+          .locator('.monaco-list-row')
+          .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(data.label)}\\s*$`) }) })
+          .first();
+        await row.waitFor({ state: 'visible', timeout: 15000 });
+        const listed = await rowLabels(data.pane);
+        await row.click();
+        ack(data.token, { listed });
+      } else if (kind === 'ROWS') {
+        const rows = pane(data.pane).locator('.monaco-list-row').first();
+        await rows.waitFor({ state: 'visible', timeout: 15000 });
+        ack(data.token, { labels: await rowLabels(data.pane) });
       } else if (kind === 'SCREENSHOT') {
         const sidebar = page.locator('[id="workbench.parts.sidebar"]');
         await sidebar.waitFor({ state: 'visible', timeout: 10000 });

@@ -6,6 +6,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 const vscode = require('vscode');
+const { snapshot, diffSnapshots } = require('../agent-snapshot');
 
 const ws = vscode.workspace.workspaceFolders[0].uri.fsPath;
 const sessionFile = path.join(ws, 'branched.jsonl');
@@ -27,12 +28,15 @@ async function waitFor(what, fn, ms = 15000) {
 
 const fileEntries = () => fs.readFileSync(sessionFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 
-/** Asks the driver (playwright) to do something in the page and waits for its acknowledgement. */
+/** Asks the driver (playwright) to do something in the page; resolves to its answer, if any. */
 async function askDriver(kind, payload) {
   fs.mkdirSync(signalDir, { recursive: true });
   const token = `${kind}-${Date.now()}`;
+  const answer = path.join(signalDir, `${token}.done`);
   console.log(`E2E-${kind} ${JSON.stringify({ token, ...payload })}`);
-  await waitFor(`driver ${kind}`, () => fs.existsSync(path.join(signalDir, `${token}.done`)), 20000);
+  await waitFor(`driver ${kind}`, () => fs.existsSync(answer), 20000);
+  const text = fs.readFileSync(answer, 'utf8');
+  return text === 'ok' ? undefined : JSON.parse(text);
 }
 
 describe('Session Tree in VS Code', () => {
@@ -49,6 +53,42 @@ describe('Session Tree in VS Code', () => {
 
   it('starts the daemon and speaks its protocol', () => {
     assert.equal(api.daemon.state, 'running');
+  });
+
+  // Runs before any test that writes into the agent dir: the driver recorded that dir before
+  // VS Code started (run-e2e.js, prepare), so startup, listing and the click are all covered.
+  it('a click on a v1 session in the pi-mono directory shows it and changes nothing in the agent dir', async function () {
+    const looking = JSON.parse(fs.readFileSync(path.join(signalDir, 'looking.json'), 'utf8'));
+    if (looking.skip) {
+      console.log(`E2E-INFO skipped: ${looking.skip}`);
+      this.skip();
+    }
+    const sessionsLabel = (s) => api.sessions.getTreeItem(s).label;
+    const list = await api.sessions.getChildren();
+    const v1 = list.find((s) => s.path === looking.v1);
+    const v3 = list.find((s) => path.dirname(s.path) === looking.currentDir);
+    const listedPaths = JSON.stringify(list.map((s) => s.path));
+    assert.ok(v1, `the v1 session of the --<path>-- directory is listed: ${listedPaths}`);
+    assert.ok(v3, `the session of the current-encoding directory is listed: ${listedPaths}`);
+    assert.notEqual(path.dirname(v1.path), path.dirname(v3.path));
+
+    const { listed } = await askDriver('CLICK', { pane: 'Sessions', label: sessionsLabel(v1) });
+    assert.ok(listed.includes(sessionsLabel(v1)) && listed.includes(sessionsLabel(v3)), `rows of the Sessions view: ${JSON.stringify(listed)}`);
+    await waitFor('the clicked session in the Session Tree view', () => api.current.value && api.current.value.path === looking.v1, 20000);
+    await api.tree.whenIdle();
+    const leaf = api.tree.leafNode();
+    assert.ok(leaf && leaf.row.isLeaf, 'the leaf of the v1 session is loaded');
+    assert.ok(api.tree.totalRows > 100, `rows of the v1 session: ${api.tree.totalRows}`);
+    const all = (nodes) => nodes.flatMap((n) => [n, ...(n.row ? all(api.tree.getChildren(n)) : [])]);
+    const known = new Set(all(api.tree.getChildren()).map((n) => String(label(n)).replace(/\s+/g, ' ').trim()));
+    const { labels } = await askDriver('ROWS', { pane: 'Session Tree' });
+    assert.ok(labels.length > 0, 'the Session Tree view shows rows');
+    assert.deepEqual(labels.filter((l) => !known.has(l)), [], 'every row shown is a row of the v1 session');
+    console.log(`E2E-INFO the v1 session shows ${api.tree.totalRows} rows, ${labels.length} on screen`);
+
+    // anything written late (a debounced save, a lock released) has landed by now
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.deepEqual(diffSnapshots(looking.agentBefore, snapshot(looking.agent)), [], 'the agent dir is exactly as before');
   });
 
   it('lists the sessions of all projects on demand', async () => {
