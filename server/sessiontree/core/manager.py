@@ -32,7 +32,7 @@ import orjson
 
 from . import index as _index_mod
 from .discovery import RecentSessionInfo, SessionInfo
-from .errors import EntryNotFoundError, InvalidSessionFileError, PersistError, SessionTreeError
+from .errors import ConflictError, EntryNotFoundError, InvalidSessionFileError, PersistError, SessionTreeError
 from .ids import Clock, IdSource, session_file_name
 from .index import STATE_ENTRY_TYPES, EntryIndex, IndexCache, Skeleton, scan_clean
 
@@ -490,10 +490,10 @@ class SessionManager:
             self._needs_full_rewrite = True
             if not self._viewing:
                 self._rewrite_file_guarded()  # DIVERGENCE 4: written when it runs
-        elif self.load_report.recovered:
-            # The next persist rewrites the file (after a quarantine copy) instead of
-            # appending after garbage or a torn line.
-            self._needs_full_rewrite = True
+        # A load that dropped lines does not make the next write a rewrite: a rename would
+        # pull the file from under an agent that keeps it open, and its next line would be
+        # lost. Appends go after the damage instead (the dropped lines stay dropped; a torn
+        # tail gets a separator once it is certainly torn: `storage.settled_tail`).
 
     def _load_bytes(self, path: str, data: bytes, st: Any) -> None:
         nl = data.find(b"\n")
@@ -950,12 +950,15 @@ class SessionManager:
             line = _jsonl().dumps_line(self._prepare(entry)) + b"\n"
             with self._live_lock(shared=True):
                 self._live_check_writer()
+                self._check_file_still_a_session(path)
                 if self._writer is None:
                     self._writer = self._storage.open_writer(path)
                 self._writer.write_line(line)
             err = self._writer.get_error()
             if err is not None:
                 raise err
+        except ConflictError:
+            raise  # nothing was written: not a persistence failure, later writes may succeed
         except SessionTreeError as exc:
             if isinstance(exc, PersistError):
                 raise self._latch(exc) from None
@@ -1125,6 +1128,8 @@ class SessionManager:
             from . import live
 
             live.before_write(self)
+            # Before the entry is added in memory: a file that lost its header refuses.
+            self._check_file_still_a_session(self._session_file)
 
     def _live_after_append(self, nbytes: int) -> None:
         from . import live
@@ -1149,6 +1154,26 @@ class SessionManager:
         ):
             return contextlib.nullcontext()
         return storage.lock(path, shared=shared)
+
+    def _check_file_still_a_session(self, path: str) -> None:
+        """Refuse an append to a file that lost its header since it was read.
+
+        Another program truncated (or deleted) the file: an appended line would be an entry
+        without a header, which no reader accepts. Not latched: nothing was written, and the
+        watcher reloads the file once it holds a session again.
+        """
+        if not getattr(self._storage, "is_real_fs", False):
+            return
+        try:
+            size = os.stat(path).st_size
+        except FileNotFoundError:
+            raise ConflictError(f"Session file {path} was deleted; nothing was written", path) from None
+        except OSError:
+            return  # the write itself reports what is wrong
+        if size == 0:
+            raise ConflictError(
+                f"Session file {path} is empty now (truncated by another program); nothing was written", path
+            )
 
     def _live_check_writer(self) -> None:
         """Reopen the append writer when another file now sits at the path (renamed over)."""

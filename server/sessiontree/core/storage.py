@@ -9,7 +9,9 @@ crashes and other writers:
   the temp file is removed and the error re-raised, so the target is never half-written.
 * ``append`` and writers add whole lines with ``O_APPEND`` writes (looping on short writes);
   when the file's last byte is not a newline (another writer's torn line) the new data
-  starts on a new line instead of being glued onto it (DIVERGENCES 2). When the torn
+  starts on a new line instead of being glued onto it (DIVERGENCES 2), once it is certain
+  that the line is torn and not another writer's line still in flight
+  (:func:`settled_tail`). When the torn
   fragment could be read as the start of a longer value, a ``#`` breaker line goes first,
   because the reference parser would otherwise read on and lose the appended line.
 * ``lock`` takes an advisory ``flock`` on a lock file in sessiontree's own cache directory
@@ -50,6 +52,7 @@ __all__ = [
     "lock_dir",
     "lock_file_path",
     "separator_after",
+    "settled_tail",
 ]
 
 _DEFAULT_LOCK_TIMEOUT = 10.0
@@ -280,6 +283,35 @@ def _unterminated_tail(fd: int) -> bytes | None:
     return b"#"
 
 
+#: A file that ends inside a line is only taken for torn (another writer crashed) once
+#: nobody has written to it for this long; before that the line may still be in flight
+#: (another writer's `write` in pieces), and a separator would split it.
+TORN_QUIET_SECONDS = 1.0
+#: The longest an append waits for another writer's unfinished line.
+TORN_WAIT_MAX_SECONDS = 10.0
+
+
+def settled_tail(fd: int, quiet: float | None = None, limit: float | None = None) -> bytes | None:
+    """:func:`_unterminated_tail`, decided only from what is certain.
+
+    A file that ends with a newline gives ``None`` at once. A file that ends inside a line
+    is watched until that line is finished (``None``) or the file has not changed for
+    ``quiet`` seconds (judged by its mtime, so a fragment left long ago costs no wait),
+    and at most ``limit`` seconds in all; then the fragment is returned.
+    """
+    quiet = TORN_QUIET_SECONDS if quiet is None else quiet
+    limit = TORN_WAIT_MAX_SECONDS if limit is None else limit
+    tail = _unterminated_tail(fd)
+    deadline = time.monotonic() + limit
+    while tail is not None:
+        st = os.fstat(fd)
+        if time.time() - st.st_mtime_ns / 1e9 >= quiet or time.monotonic() >= deadline:
+            return tail
+        time.sleep(0.01)
+        tail = _unterminated_tail(fd)
+    return None
+
+
 def _open_append(path: str) -> int:
     directory = os.path.dirname(path)
     if directory:
@@ -323,7 +355,7 @@ class FileSessionWriter:
         try:
             if self._fd is None:
                 self._fd = _open_append(self.path)
-            payload = separator_after(_unterminated_tail(self._fd)) + _whole_lines(data)
+            payload = separator_after(settled_tail(self._fd)) + _whole_lines(data)
             _write_all(self._fd, payload)
         except Exception as exc:
             self._latch(exc)
@@ -451,7 +483,7 @@ class FileSessionStorage:
             return
         fd = _open_append(path)
         try:
-            _write_all(fd, separator_after(_unterminated_tail(fd)) + payload)
+            _write_all(fd, separator_after(settled_tail(fd)) + payload)
         finally:
             os.close(fd)
 

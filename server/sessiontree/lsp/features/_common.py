@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -156,6 +157,47 @@ async def run_cancel_safe(
 
         fut.add_done_callback(cleanup)
         raise
+
+
+class _SkippedWrite(Exception):
+    """A write whose request was cancelled before it started: nothing was done."""
+
+
+async def call_write(ls: SessionTreeServer, session: OpenSession, fn: Callable[[], Any]) -> Any:
+    """Run a write on `session` so that a cancellation never hides a write that happened.
+
+    Cancelled before the write started: it is skipped and the client gets -32800
+    (RequestCancelled) with nothing written. Cancelled once it started: the write finishes
+    and the client gets its normal result (JSON-RPC lets a server answer a cancelled
+    request), so a client that retries on -32800 never writes twice.
+    """
+    gate = threading.Lock()
+    state = {"cancelled": False, "started": False}
+
+    def guarded() -> Any:
+        with gate:
+            if state["cancelled"]:
+                raise _SkippedWrite
+            state["started"] = True
+        return fn()
+
+    task = asyncio.ensure_future(ls.registry.call(session, guarded))
+    task.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved either way
+    while True:
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.done() and not task.cancelled():
+                return task.result()  # finished as the cancel arrived: report it
+            with gate:
+                state["cancelled"] = True
+                started = state["started"]
+            if not started:
+                raise
+            # Started: wait for it and answer what was done (another cancel loops here).
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
 
 
 def file_size(path: str) -> int:

@@ -10,6 +10,7 @@ from sessiontree_protocol import types as t
 
 from sessiontree.core.errors import ConflictError
 from sessiontree.lsp import errors, mapping, notify
+from sessiontree.lsp.features._common import call_write
 from sessiontree.lsp.features.watch import announce_pending
 from sessiontree.lsp.server import SessionTreeServer, request
 
@@ -127,7 +128,7 @@ def setup(server: SessionTreeServer) -> None:
             return eid, old, mapping.summary(manager, eid)
 
         try:
-            eid, old, summ = await ls.registry.call(session, work)
+            eid, old, summ = await call_write(ls, session, work)
         except ConflictError as exc:
             raise errors.Conflict(
                 str(exc), {"path": session.path, "leafId": session.manager.get_leaf_id()}

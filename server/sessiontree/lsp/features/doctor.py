@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
 from pygls.exceptions import JsonRpcMethodNotFound
@@ -41,9 +42,13 @@ def setup(server: SessionTreeServer) -> None:
             raise errors.InvalidParams(
                 "session/doctor needs path or session", {"field": "path", "reason": "missing required field"}
             )
-        if p.repair and p.session is not None:
+        open_here = ls.registry.by_path(os.path.realpath(path))
+        if p.repair and (p.session is not None or (open_here is not None and not open_here.closed)):
+            # A repair replaces the file by rename: under an open session (this client's or
+            # another's) it would pull the file from under the session's index and writer.
             raise errors.Conflict(
-                "session/doctor: close the session before repairing its file", {"path": path}
+                "session/doctor: the file is open in this daemon; close the session before repairing it",
+                {"path": path},
             )
 
         def work() -> t.DoctorResult:

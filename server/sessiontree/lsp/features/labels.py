@@ -6,6 +6,7 @@ from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
 
 from sessiontree.lsp import mapping, notify
+from sessiontree.lsp.features._common import call_write
 from sessiontree.lsp.server import SessionTreeServer, request
 
 
@@ -24,7 +25,7 @@ def setup(server: SessionTreeServer) -> None:
             eid = manager.append_label_change(p.target_id, label)
             return eid, old, mapping.summary(manager, eid)
 
-        eid, old, summ = await ls.registry.call(session, work)
+        eid, old, summ = await call_write(ls, session, work)
         notify.did_change(ls, session, [summ], session.manager.get_leaf_id(), old)
         notify.did_change_label(ls, session, p.target_id, label)
         return t.EntryIdResult(entry_id=eid)
@@ -34,7 +35,6 @@ def setup(server: SessionTreeServer) -> None:
         session = ls.registry.get(p.session)
 
         def work() -> t.LabelsResult:
-            items = list(session.manager.index.labels.items())
-            return t.LabelsResult(labels=[t.LabelInfo(target_id=k, label=v) for k, v in items])
+            return mapping.labels_result(list(session.manager.index.labels.items()))
 
         return await ls.registry.call(session, work)
