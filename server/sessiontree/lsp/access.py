@@ -41,9 +41,16 @@ class AccessPolicy:
             f"Access denied: {os.fspath(path)} {why}", {"path": os.fspath(path), "reason": why}
         )
 
+    def _raw(self, path: str | os.PathLike[str]) -> str:
+        raw = os.path.expanduser(os.fspath(path))
+        if "\x00" in raw:
+            # the kernel cannot take such a name (Python raises ValueError), so it names nothing
+            raise self._deny(path, "contains a NUL byte")
+        return raw
+
     def check_file(self, path: str | os.PathLike[str]) -> Path:
         """An existing regular file inside a root (symlinks resolved); returns the resolved path."""
-        raw = os.path.expanduser(os.fspath(path))
+        raw = self._raw(path)
         if not os.path.isabs(raw):
             raise self._deny(path, "is not an absolute path")
         resolved = _resolve(raw)
@@ -67,7 +74,7 @@ class AccessPolicy:
 
     def check_dir(self, path: str | os.PathLike[str]) -> Path:
         """A directory (existing or to be created) inside a root; returns the resolved path."""
-        raw = os.path.expanduser(os.fspath(path))
+        raw = self._raw(path)
         if not os.path.isabs(raw):
             raise self._deny(path, "is not an absolute path")
         resolved = _resolve(raw)

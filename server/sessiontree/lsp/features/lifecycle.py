@@ -1,17 +1,19 @@
-"""initialize: options, allowed roots, navigation state; the oversized-request guard."""
+"""initialize: options, allowed roots, navigation state.
+
+The wire-level rules of initialize (once per connection, the TCP token) are checked
+before this handler runs, in `SessionTreeProtocol.receive`.
+"""
 
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
-from sessiontree.lsp import errors
 from sessiontree.lsp.access import AccessPolicy
 from sessiontree.lsp.config import parse_options
-from sessiontree.lsp.server import TOO_LARGE_METHOD, SessionTreeServer
+from sessiontree.lsp.server import SessionTreeServer
 from sessiontree.lsp.state import NavigationState
 
 log = logging.getLogger("sessiontree.lsp")
@@ -20,7 +22,7 @@ _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARN
 
 
 def setup(server: SessionTreeServer) -> None:
-    """Register initialize and the request-size guard."""
+    """Register initialize."""
 
     @server.feature(lsp.INITIALIZE)
     def on_initialize(ls: SessionTreeServer, params: lsp.InitializeParams) -> None:
@@ -53,11 +55,3 @@ def setup(server: SessionTreeServer) -> None:
             log.warning("%s", w)
             ls.show_warning(f"sessiontree: {w}")
         log.info("allowed roots: %s", ", ".join(str(r) for r in ls.access.roots))
-
-    @server.feature(TOO_LARGE_METHOD)
-    def too_large(ls: SessionTreeServer, params: Any) -> None:
-        size = params.get("size") if isinstance(params, dict) else None
-        limit = params.get("limit") if isinstance(params, dict) else None
-        raise errors.InvalidRequest(
-            f"Request of {size} bytes exceeds maxRequestBytes ({limit})", {"size": size, "limit": limit}
-        )
