@@ -115,6 +115,6 @@ def run(args: argparse.Namespace) -> int:
             )
             return 2
         server.start_tcp(host, port)
-    else:
-        server.start_io()
-    return 0
+        return 0
+    server.start_io()
+    return server.exit_code
