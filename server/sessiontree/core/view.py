@@ -317,6 +317,17 @@ def format_tool_call(name: Any, args: Any, home: str | None = None) -> str:
     return f"[{'undefined' if name is None else _js_string(name)}: {cut}{'...' if _u16len(raw_json) > 40 else ''}]"
 
 
+def _model_change_name(entry: Mapping[str, Any]) -> str:
+    # DIVERGENCE 8: older pi writes `provider` and `modelId` instead of `model`; the
+    # reference prints `undefined` for those, sessiontree names the model.
+    if "model" not in entry:
+        model_id = entry.get("modelId")
+        provider = entry.get("provider")
+        if isinstance(model_id, str) and model_id:
+            return f"{provider}/{model_id}" if isinstance(provider, str) and provider else model_id
+    return _js_string(entry.get("model"))
+
+
 class _ToolCallMap(Protocol):
     def get(self, key: Any, /) -> Any: ...
 
@@ -369,7 +380,7 @@ def display_text(
     if etype == "branch_summary":
         return "[branch summary]: " + normalize(entry.get("summary"))
     if etype == "model_change":
-        return f"[model: {_js_string(entry.get('model'))}]"
+        return f"[model: {_model_change_name(entry)}]"
     if etype == "thinking_level_change":
         level = entry.get("thinkingLevel")
         return f"[thinking: {'off' if level is None else _js_string(level)}]"
