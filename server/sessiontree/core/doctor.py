@@ -5,7 +5,10 @@ problem it finds: lines the lenient loader drops, a torn last line, a missing or
 header, entries that are not objects, duplicate ids, orphans (a parent that is not in the
 file), parent cycles, labels whose target is missing, compactions whose
 `firstKeptEntryId` is not on the path before them, blob references that are malformed,
-missing or whose content does not match their hash, and a version that needs migration.
+missing or whose content does not match their hash, and a version that needs migration (a
+note, not a problem: the next write migrates it). A file that is not a pi session at all (a
+Claude Code or Codex transcript, binary data) is reported as one `not-a-session` finding
+instead of a finding per line.
 
 `repair_file(path)` applies only safe, explained changes: it removes the byte ranges the
 lenient loader drops anyway (garbage lines, the rest of a line after a first value, a torn
@@ -35,10 +38,12 @@ from sessiontree.core.jsonl import dumps_line, parse_jsonl_lenient
 BLOB_PREFIX = "blob:sha256:"
 
 # Problem kinds, in the order the checks run. `severity` is "error" for damage (something
-# is lost or unreachable), "warning" for things that load but look wrong.
+# is lost or unreachable), "warning" for things that load but look wrong, "note" for
+# facts that need no action (the file is fine as it is).
 KINDS: dict[str, str] = {
     "not-regular-file": "error",
     "empty": "warning",
+    "not-a-session": "error",
     "dropped-line": "error",
     "torn-tail": "error",
     "missing-header": "error",
@@ -54,23 +59,36 @@ KINDS: dict[str, str] = {
     "invalid-blob-ref": "error",
     "missing-blob": "error",
     "corrupt-blob": "error",
-    "needs-migration": "warning",
+    "needs-migration": "note",
     "newer-version": "warning",
 }
 
 
+# Kinds that mean the file holds no session at all (nothing in it can be checked, shown or
+# repaired): the command line treats them as unusable input, not as damage.
+UNUSABLE_KINDS = frozenset({"empty", "not-a-session"})
+
+
 @dataclass(frozen=True)
 class Problem:
-    """One finding of `check_file`: a kind from `KINDS`, a readable message, and where."""
+    """One finding of `check_file`: a kind from `KINDS`, a readable message, and where
+    (`line`, 1-based; `offset` and `length`, the byte range of a dropped region)."""
 
     kind: str
     message: str
     line: int | None = None
     entry_id: str | None = None
+    offset: int | None = None
+    length: int | None = None
 
     @property
     def severity(self) -> str:
         return KINDS.get(self.kind, "error")
+
+    @property
+    def is_note(self) -> bool:
+        """A finding that needs no action (it does not make the file unhealthy)."""
+        return self.severity == "note"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "severity": self.severity, "message": self.message}
@@ -78,6 +96,10 @@ class Problem:
             out["line"] = self.line
         if self.entry_id is not None:
             out["entryId"] = self.entry_id
+        if self.offset is not None:
+            out["offset"] = self.offset
+        if self.length is not None:
+            out["length"] = self.length
         return out
 
 
@@ -95,7 +117,13 @@ class DoctorReport:
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        """No finding other than notes."""
+        return all(p.is_note for p in self.problems)
+
+    @property
+    def unusable(self) -> Problem | None:
+        """The finding that makes the file no session at all (empty, not a pi session), if any."""
+        return next((p for p in self.problems if p.kind in UNUSABLE_KINDS), None)
 
     def kinds(self) -> list[str]:
         return [p.kind for p in self.problems]
@@ -232,6 +260,67 @@ def _is_hex64(s: str) -> bool:
 # checks
 
 
+# Top-level keys and entry types of other agents' transcripts, which also are JSONL: named
+# so that such a file is called what it is rather than a damaged session.
+_CLAUDE_CODE_KEYS = frozenset({"parentUuid", "uuid", "leafUuid"})
+_CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+_SNIFF_VALUES = 50
+
+
+def _foreign_format(values: list[Any]) -> str | None:
+    for v in values[:_SNIFF_VALUES]:
+        if not isinstance(v, dict):
+            continue
+        if v.get("type") == "session":
+            return None
+        if _CLAUDE_CODE_KEYS & v.keys() or ("sessionId" in v and "id" not in v):
+            return "a Claude Code transcript"
+        if isinstance(v.get("payload"), dict) and v.get("type") in _CODEX_TYPES:
+            return "a Codex rollout"
+    return None
+
+
+def _is_text(data: bytes) -> bool:
+    if b"\x00" in data:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A multi-byte character cut by the end of a prefix is still text.
+        return exc.start >= len(data) - 3 and exc.reason == "unexpected end of data"
+    return True
+
+
+def not_a_session_reason(data: bytes, values: list[Any] | None = None) -> str | None:
+    """Why ``data`` (a whole file or its first bytes) is no pi session at all, or None.
+
+    None when it has a session header anywhere, or holds JSON objects that may be pi
+    entries (a headerless pi file is a damaged session, not a foreign one). Otherwise one
+    sentence: an empty file, a Claude Code or Codex transcript, binary data, or text
+    without a JSON object line. ``values`` are the parsed values of ``data`` when the
+    caller has them.
+    """
+    if not data.strip():
+        return "empty file: no session header (no session has been written to it yet)"
+    if values is None:
+        values = parse_jsonl_lenient(data).values
+    if any(isinstance(v, dict) and v.get("type") == "session" for v in values):
+        return None
+    foreign = _foreign_format(values)
+    if foreign is not None:
+        return f"not a pi session: it looks like {foreign} (no session header)"
+    if any(isinstance(v, dict) for v in values):
+        return None
+    if not _is_text(data):
+        return f"not a session file: binary data ({len(data)} bytes, no JSON object line)"
+    return f"not a session file: no line is a JSON object ({len(data)} bytes)"
+
+
+def _article(word: str) -> str:
+    """The article before ``word``, by its first letter (right for the entry types)."""
+    return "an" if word[:1].lower() in ("a", "e", "i", "o", "u") else "a"
+
+
 def check_bytes(
     data: bytes, path: str = "<bytes>", *, blobs_dir: str | os.PathLike[str] | None = None
 ) -> DoctorReport:
@@ -245,16 +334,29 @@ def check_bytes(
     parsed = parse_jsonl_lenient(data)
     report.skipped_lines = int(parsed.skipped_lines)
     report.torn_tail = bool(parsed.torn_tail)
+    foreign = not_a_session_reason(data, parsed.values)
+    if foreign is not None:
+        # One finding instead of one per line: nothing in such a file is a session entry.
+        problems.append(Problem("not-a-session", foreign))
+        return report
     for d in parsed.dropped:
         if d.reason == "torn":
             rest = data[d.offset : d.offset + d.length].split(b"\n")[1:]
             swallowed = sum(1 for ln in rest if ln.strip())
             extra = f" and the {swallowed} line(s) after it" if swallowed else ""
             msg = f"an incomplete value ({d.length} bytes); the loader drops it{extra}"
-            problems.append(Problem("torn-tail", msg, d.line))
+            problems.append(Problem("torn-tail", msg, d.line, offset=d.offset, length=d.length))
         else:
             what = "junk after a value" if d.reason == "trailing" else "not JSON"
-            problems.append(Problem("dropped-line", f"{d.length} bytes the loader drops ({what})", d.line))
+            problems.append(
+                Problem(
+                    "dropped-line",
+                    f"{d.length} bytes the loader drops ({what})",
+                    d.line,
+                    offset=d.offset,
+                    length=d.length,
+                )
+            )
     if report.torn_tail and not any(p.kind == "torn-tail" for p in problems):
         problems.append(Problem("torn-tail", "the last line is incomplete; the loader drops it"))
 
@@ -277,6 +379,7 @@ def check_bytes(
         problems.append(
             Problem("invalid-header", "the session header has no string id; the file does not open")
         )
+        header = None  # its version means nothing for a file that does not open
 
     entries = values[1:] if values else []
     report.entry_count = len(entries)
@@ -293,7 +396,7 @@ def check_bytes(
             problems.append(
                 Problem(
                     "needs-migration",
-                    f"version {v} needs migration to {current} (opening the file migrates it)",
+                    f"version {v} file: migrated to version {current} on the next write to it",
                 )
             )
         elif v > current:
@@ -318,7 +421,9 @@ def check_bytes(
         eid = e.get("id")
         if not isinstance(eid, str):
             problems.append(
-                Problem("missing-id", f"a {e.get('type')} entry at value {i + 2} has no string id")
+                Problem(
+                    "missing-id", f"{_article(e['type'])} {e['type']} entry at value {i + 2} has no string id"
+                )
             )
             continue
         if eid in by_id:
