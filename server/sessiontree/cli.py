@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # Subcommand name -> module under sessiontree.commands. Order is the order of `--help`.
@@ -24,10 +25,13 @@ COMMANDS: dict[str, str] = {
 
 def build_parser() -> argparse.ArgumentParser:
     from sessiontree import __version__
+    from sessiontree.commands.common import EXIT_CODES_HELP
 
     parser = argparse.ArgumentParser(
         prog="sessiontree",
         description="Browse and steer coding-agent session trees (pi, oh-my-pi, xcsh).",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"sessiontree {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -43,11 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from sessiontree.commands.common import EXIT_UNUSABLE
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
-        parser.print_help()
-        return 2
+        parser.print_help(sys.stderr)
+        return EXIT_UNUSABLE
     mod = importlib.import_module(f"sessiontree.commands.{COMMANDS[args.command]}")
     try:
         return int(mod.run(args) or 0)
@@ -60,3 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         except Exception:
             pass
         return 0
+    except Exception as exc:
+        # A person gets one line, not a traceback; SESSIONTREE_DEBUG=1 shows it for a bug report.
+        if args.command == "serve" or os.environ.get("SESSIONTREE_DEBUG"):
+            raise
+        print(f"sessiontree {args.command}: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE

@@ -138,8 +138,74 @@ def test_show_errors_name_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b"not a session\n")
     res = run("show", str(bad))
-    assert res.returncode == 1 and str(bad) in res.stderr and "header" in res.stderr
+    assert res.returncode == 2 and str(bad) in res.stderr and "not a session file" in res.stderr
     assert bad.read_bytes() == b"not a session\n"
     res = run("show", str(tmp_path / "missing.jsonl"))
     assert res.returncode == 2 and "missing.jsonl" in res.stderr and "no such file" in res.stderr
     assert not (tmp_path / "missing.jsonl").exists()
+
+
+def isolated_env(tmp_path: Path) -> dict[str, str]:
+    """HOME, the XDG dirs and the agent dir inside the test's directory."""
+    return {
+        "HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
+        "XDG_STATE_HOME": str(tmp_path / "xdg-state"),
+        "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
+        "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
+    }
+
+
+def test_show_empty_file_invents_no_session(tmp_path: Path) -> None:
+    # A read-only open of a 0-byte file used to start a new session in memory and print
+    # its random id as if the file held it.
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    env = isolated_env(tmp_path)
+    for extra in ([], ["--json"]):
+        res = run("show", str(empty), *extra, env_extra=env)
+        assert res.returncode == 2, res.stdout
+        assert res.stdout == ""
+        assert (
+            res.stderr
+            == f"sessiontree show: {empty}: empty file: no session header (no session has been written to it yet)\n"
+        )
+    assert empty.read_bytes() == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.jsonl"]  # nothing created anywhere
+
+
+def test_show_leaves_absent_values_out(tmp_path: Path) -> None:
+    only_header = write(tmp_path / "h.jsonl", [{"type": "session", "version": 3, "id": "hhh"}])
+    env = isolated_env(tmp_path)
+    res = run("show", str(only_header), env_extra=env)
+    assert res.returncode == 0, res.stderr
+    assert "None" not in res.stdout
+    assert "leaf:     none (no entries)" in res.stdout
+    assert "session:  hhh  version 3\n" in res.stdout  # no cwd in the header: none shown
+    assert "created:" not in res.stdout
+    info = json.loads(run("show", str(only_header), "--json", env_extra=env).stdout)
+    assert info["leafId"] is None
+
+    no_role = write(
+        tmp_path / "r.jsonl",
+        [header("rrr"), {"type": "message", "id": "1", "parentId": None, "timestamp": "t", "message": {}}],
+    )
+    res = run("show", str(no_role), env_extra=env)
+    assert res.returncode == 0, res.stderr
+    assert "None" not in res.stdout and "(no role) 1" in res.stdout
+    assert json.loads(run("show", str(no_role), "--json", env_extra=env).stdout)["roles"] == {"(no role)": 1}
+
+
+def test_show_lists_a_few_dropped_regions(tmp_path: Path) -> None:
+    rows: list[Any] = [header("ggg"), msg("1", None, "user", "q")]
+    rows += [b"\x00\xff garbage %d" % i for i in range(20)]
+    p = write(tmp_path / "g.jsonl", rows)
+    res = run("show", str(p), env_extra=isolated_env(tmp_path))
+    assert res.returncode == 0, res.stderr
+    region_lines = [ln for ln in res.stdout.splitlines() if ln.startswith("  line ")]
+    assert len(region_lines) == 5
+    assert "dropped:  20 unreadable line(s)" in res.stdout
+    assert "... and 15 more region(s); `sessiontree doctor` lists them all" in res.stdout
+    regions = json.loads(run("show", str(p), "--json", env_extra=isolated_env(tmp_path)).stdout)["dropped"]
+    assert len(regions["regions"]) == 20

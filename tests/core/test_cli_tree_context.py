@@ -69,7 +69,7 @@ def test_tree_json_search_and_leaf(capsys: pytest.CaptureFixture[str]) -> None:
     assert rc == 0
     assert "├─ • user: Migrate the fixture file instead." in out.splitlines()
     rc, _, err = run_cli(capsys, "tree", str(DEMO), "--leaf", "nope")
-    assert rc == 1 and "Entry nope not found" in err
+    assert rc == 2 and err == "sessiontree tree: Entry nope not found\n"
 
 
 def test_tree_without_file_uses_the_newest_session_or_the_demo(
@@ -118,7 +118,7 @@ def test_tree_bad_inputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json at all\n")
     rc, _, err = run_cli(capsys, "tree", str(bad))
-    assert rc == 1 and "bad.jsonl" in err
+    assert rc == 2 and "bad.jsonl" in err
     assert bad.read_text() == "not json at all\n"
 
 
@@ -159,7 +159,7 @@ def test_context_readable_json_and_llm(capsys: pytest.CaptureFixture[str]) -> No
     roles = [m["role"] for m in json.loads(out)["messages"]]
     assert "compactionSummary" not in roles and roles[-1] == "assistant"
     rc, _, err = run_cli(capsys, "context", str(DEMO), "--leaf", "nope")
-    assert rc == 1 and "Entry nope not found" in err
+    assert rc == 2 and err == "sessiontree context: Entry nope not found\n"
 
 
 def test_demo_is_package_data_and_the_console_script_runs() -> None:
@@ -173,3 +173,143 @@ def test_demo_is_package_data_and_the_console_script_runs() -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].startswith("• user: The todo CLI")
     assert proc.stdout.splitlines()[-1].endswith(" [user]")
+
+
+def run_proc(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """The CLI as a real process, with HOME, the XDG dirs and the agent dir in tmp."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    env.update(
+        {
+            "HOME": str(tmp_path / "home"),
+            "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
+            "XDG_STATE_HOME": str(tmp_path / "xdg-state"),
+            "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
+            "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
+        }
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "sessiontree", *argv], capture_output=True, text=True, env=env, timeout=60
+    )
+
+
+def write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
+
+
+def test_model_change_of_older_pi_names_its_model(tmp_path: Path) -> None:
+    # DIVERGENCE 8: older pi wrote provider + modelId and no model; the row read [model: null].
+    f = write_jsonl(
+        tmp_path / "s.jsonl",
+        [
+            HEADER,
+            {
+                "type": "model_change",
+                "id": "m1",
+                "parentId": None,
+                "timestamp": "2026-01-01T00:00:01.000Z",
+                "provider": "anthropic",
+                "modelId": "claude-sonnet-4-5",
+            },
+            {
+                "type": "model_change",
+                "id": "m2",
+                "parentId": "m1",
+                "timestamp": "2026-01-01T00:00:02.000Z",
+                "model": "openai/gpt-5",
+            },
+        ],
+    )
+    res = run_proc(tmp_path, "tree", str(f), "--filter", "all")
+    assert res.returncode == 0, res.stderr
+    rows = res.stdout.splitlines()[:-1]
+    assert rows == ["• [model: anthropic/claude-sonnet-4-5]", "• [model: openai/gpt-5]"]
+    data = json.loads(run_proc(tmp_path, "tree", str(f), "--filter", "all", "--json").stdout)
+    assert [r["text"] for r in data["rows"]] == [
+        "[model: anthropic/claude-sonnet-4-5]",
+        "[model: openai/gpt-5]",
+    ]
+
+
+def test_context_leaves_absent_fields_out(tmp_path: Path) -> None:
+    ts = "2026-01-01T00:00:01.000Z"
+    f = write_jsonl(
+        tmp_path / "s.jsonl",
+        [
+            HEADER,
+            {
+                "type": "message",
+                "id": "u",
+                "parentId": None,
+                "timestamp": ts,
+                "message": {"role": "user", "content": "hi"},
+            },
+            {
+                "type": "message",
+                "id": "a",
+                "parentId": "u",
+                "timestamp": ts,
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "toolCall", "arguments": {"x": None}}, None],
+                },
+            },
+            {
+                "type": "message",
+                "id": "t",
+                "parentId": "a",
+                "timestamp": ts,
+                "message": {"role": "toolResult", "content": [{"type": "text", "text": "out"}]},
+            },
+            {
+                "type": "message",
+                "id": "b",
+                "parentId": "t",
+                "timestamp": ts,
+                "message": {"role": "bashExecution", "command": "ls", "output": None},
+            },
+            {"type": "message", "id": "n", "parentId": "b", "timestamp": ts, "message": {"content": None}},
+        ],
+    )
+    res = run_proc(tmp_path, "context", str(f))
+    assert res.returncode == 0, res.stderr
+    assert "None" not in res.stdout
+    out = res.stdout.splitlines()
+    assert "── assistant ──" in out  # no provider, model or stop reason: nothing in brackets
+    assert '→ (no name)({"x": null})' in out
+    assert "── toolResult ──" in out and "── bashExecution ──" in out and "── (no role) ──" in out
+    # JSON keeps the values as they are (null)
+    data = json.loads(run_proc(tmp_path, "context", str(f), "--json").stdout)
+    assert data["messages"][1]["content"][0]["arguments"] == {"x": None}
+
+    only_header = write_jsonl(tmp_path / "h.jsonl", [HEADER])
+    res = run_proc(tmp_path, "context", str(only_header))
+    assert res.returncode == 0, res.stderr
+    assert "None" not in res.stdout and res.stdout.startswith("leaf:      none (no entries)\n")
+    assert json.loads(run_proc(tmp_path, "context", str(only_header), "--json").stdout)["leafId"] is None
+
+
+def test_tree_and_context_of_an_empty_file(tmp_path: Path) -> None:
+    # The read-only open of a 0-byte file started a session in memory and drew it.
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    for verb in ("tree", "context"):
+        res = run_proc(tmp_path, verb, str(empty))
+        assert res.returncode == 2 and res.stdout == ""
+        assert (
+            res.stderr
+            == f"sessiontree {verb}: {empty}: empty file: no session header (no session has been written to it yet)\n"
+        )
+    assert empty.read_bytes() == b""
+
+
+def test_unknown_leaf_is_unusable_input(tmp_path: Path) -> None:
+    for verb in ("tree", "context"):
+        res = run_proc(tmp_path, verb, str(DEMO), "--leaf", "nope", "--json")
+        assert res.returncode == 2 and res.stdout == ""
+        assert res.stderr == f"sessiontree {verb}: Entry nope not found\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from sessiontree.core.doctor import DoctorError, check_file, repair_file
 from sessiontree.core.jsonl import parse_jsonl_lenient
+from shared_data import real_corpus_file
 
 from .helpers import chain, header, line, message, real_v1_fixture, write_session
 
@@ -20,6 +22,19 @@ CLI = [sys.executable, "-m", "sessiontree"]
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, "doctor", *args], capture_output=True, text=True, timeout=60, env=env)
+
+
+def tmp_env(tmp_path: Path) -> dict[str, str]:
+    """The environment with HOME, the XDG dirs and the agent dir inside the test's directory."""
+    return {
+        **os.environ,
+        "HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
+        "XDG_STATE_HOME": str(tmp_path / "xdg-state"),
+        "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
+        "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
+    }
 
 
 def test_healthy_file_has_no_problems(tmp_path: Path) -> None:
@@ -287,7 +302,7 @@ def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
     fifo = tmp_path / "p.jsonl"
     os.mkfifo(fifo)
     r = run_cli(str(fifo))
-    assert r.returncode == 2 and "FIFO" in r.stdout
+    assert r.returncode == 2 and "FIFO" in r.stderr and r.stdout == ""
 
 
 def test_cli_all(tmp_path: Path) -> None:
@@ -362,3 +377,115 @@ def test_session_doctor_over_the_protocol(tmp_path: Path) -> None:
         assert headerless.read_bytes() == b"junk\n" + good[1]
     finally:
         d.close()
+
+
+def test_cli_needed_migration_is_a_note_not_a_problem(tmp_path: Path) -> None:
+    f = tmp_path / "v1.jsonl"
+    data = real_v1_fixture().read_bytes()
+    f.write_bytes(data)
+    env = tmp_env(tmp_path)
+    r = run_cli(str(f), env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        f"{f}: ok (1018 entries, version 1)",
+        "  note: needs-migration: version 1 file: migrated to version 3 on the next write to it",
+    ]
+    doc = json.loads(run_cli(str(f), "--json", env=env).stdout)
+    assert doc["ok"] is True and doc["files"][0]["ok"] is True
+    assert [(p["kind"], p["severity"]) for p in doc["files"][0]["problems"]] == [("needs-migration", "note")]
+    # --repair alone has nothing to do; --repair --migrate migrates
+    r = run_cli(str(f), "--repair", env=env)
+    assert r.returncode == 0 and "repaired" not in r.stdout and f.read_bytes() == data
+    r = run_cli(str(f), "--repair", "--migrate", env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "migrated from version 1 to 3" in r.stdout
+    assert check_file(f, blobs_dir=tmp_path).problems == []
+
+
+def test_cli_binary_file_is_one_error_line(tmp_path: Path) -> None:
+    f = tmp_path / "noise.jsonl"
+    f.write_bytes(random.Random(7).randbytes(20000))
+    r = run_cli(str(f), env=tmp_env(tmp_path))
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert (
+        r.stderr
+        == f"sessiontree doctor: {f}: not a session file: binary data (20000 bytes, no JSON object line)\n"
+    )
+    doc = json.loads(run_cli(str(f), "--json", env=tmp_env(tmp_path)).stdout)
+    assert doc["ok"] is False and [p["kind"] for p in doc["files"][0]["problems"]] == ["not-a-session"]
+    assert "binary data" in doc["files"][0]["error"]
+
+
+def test_cli_empty_file_is_unusable(tmp_path: Path) -> None:
+    f = tmp_path / "empty.jsonl"
+    f.write_bytes(b"")
+    r = run_cli(str(f), env=tmp_env(tmp_path))
+    assert r.returncode == 2 and r.stdout == ""
+    assert (
+        r.stderr
+        == f"sessiontree doctor: {f}: empty file: no session header (no session has been written to it yet)\n"
+    )
+
+
+def test_cli_a_garbage_region_in_a_session_is_summarized(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    good = [line(e) for e in chain(4)]
+    garbage = b"".join(b"\x00\x9c\xff bad %d\n" % i for i in range(40))
+    f.write_bytes(b"".join(good[:2]) + garbage + b"".join(good[2:]))
+    start = len(good[0]) + len(good[1])
+    r = run_cli(str(f), "--blobs-dir", str(tmp_path), env=tmp_env(tmp_path))
+    assert r.returncode == 1, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"{f}: 40 problem(s)"
+    assert lines[1] == (
+        f"  error: dropped-line: 40 unreadable line ranges, {len(garbage) - 40} bytes between bytes "
+        f"{start} and {start + len(garbage) - 1} (first 3 shown)"
+    )
+    assert lines[2].startswith("    line 3: error: dropped-line: ")
+    assert len(lines) == 5
+    doc = json.loads(run_cli(str(f), "--json", "--blobs-dir", str(tmp_path), env=tmp_env(tmp_path)).stdout)
+    dropped = doc["files"][0]["problems"]
+    assert len(dropped) == 40 and dropped[0]["offset"] == start and dropped[0]["length"] == 9
+
+
+def test_missing_id_message_uses_the_right_article(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    t = "2026-01-01T00:00:00.000Z"
+    write_session(
+        f,
+        [header(), {"type": "assistant", "timestamp": t}, {"type": "message", "timestamp": t}],
+    )
+    messages = [p.message for p in check_file(f, blobs_dir=tmp_path).problems if p.kind == "missing-id"]
+    assert messages == [
+        "an assistant entry at value 2 has no string id",
+        "a message entry at value 3 has no string id",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "agent"),
+    [
+        ("claudecode-feipi-8a283a61.jsonl", "a Claude Code transcript"),
+        ("claudecode-episodic-large-conversation.jsonl", "a Claude Code transcript"),
+        ("codex-feipi-rollout-019edda8.jsonl", "a Codex rollout"),
+    ],
+)
+def test_other_agents_transcripts_are_not_pi_sessions(tmp_path: Path, name: str, agent: str) -> None:
+    src = real_corpus_file(name)
+    report = check_file(src, blobs_dir=tmp_path)
+    assert [p.kind for p in report.problems] == ["not-a-session"]
+    r = run_cli(str(src), env=tmp_env(tmp_path))
+    assert r.returncode == 2 and r.stdout == ""
+    assert (
+        r.stderr
+        == f"sessiontree doctor: {src}: not a pi session: it looks like {agent} (no session header)\n"
+    )
+
+
+def test_headerless_pi_excerpt_is_damage_not_foreign(tmp_path: Path) -> None:
+    # A pi-family file published without its header is a damaged session: problems, exit 1.
+    src = real_corpus_file("omp-pinion05-01-youtube-transcript-extraction.jsonl")
+    r = run_cli(str(src), "--blobs-dir", str(tmp_path), env=tmp_env(tmp_path))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "error: missing-header: no session header; the file does not open" in r.stdout

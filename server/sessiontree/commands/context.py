@@ -4,17 +4,24 @@ Rebuilds the session context from the leaf (or from any entry with ``--leaf``): 
 state (thinking level, models, mode, ...) and the messages, as readable text or JSON.
 ``--llm`` shows the messages after conversion for the model (summaries wrapped, bash
 runs turned into user text, tool results paired). The file is opened read-only. Exit
-code 0; 1 for an unknown ``--leaf`` or a file with no valid session header; 2 when the
-file cannot be read.
+code 0; 2 for a file that cannot be shown (missing, unreadable, empty, no session header,
+not a pi session) or an unknown ``--leaf``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
+
+from sessiontree.commands.common import (
+    EXIT_OK,
+    EXIT_UNUSABLE,
+    entry_not_found,
+    open_for_viewing,
+    text,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -22,6 +29,8 @@ def register(subparsers: Any) -> None:
         "context",
         help="show what the model sees from a node (state and messages)",
         description="Rebuild the session context from the leaf or from any entry.",
+        epilog="exit codes: 0 shown; 2 the file cannot be shown (missing, unreadable, empty, "
+        "no session header, not a pi session) or --leaf is not in it.",
     )
     p.add_argument("file", metavar="FILE", help="a session file (.jsonl)")
     p.add_argument("--leaf", metavar="ID", help="rebuild from this entry instead of the leaf")
@@ -31,93 +40,97 @@ def register(subparsers: Any) -> None:
 
 def _block_text(block: Any) -> str:
     if not isinstance(block, dict):
-        return str(block)
+        return text(block)
     btype = block.get("type")
     if btype == "text":
-        return str(block.get("text", ""))
+        return text(block.get("text"))
     if btype == "thinking":
-        return "(thinking) " + str(block.get("thinking", ""))
+        return "(thinking) " + text(block.get("thinking"))
     if btype == "toolCall":
-        args = json.dumps(block.get("arguments"), ensure_ascii=False)
-        return f"→ {block.get('name')}({args})  [{block.get('id')}]"
+        args = json.dumps(block.get("arguments", {}), ensure_ascii=False)
+        call_id = f"  [{text(block.get('id'))}]" if block.get("id") is not None else ""
+        return f"→ {text(block.get('name'), '(no name)')}({args}){call_id}"
     if btype == "image":
-        return f"[image {block.get('mimeType', '')}]".replace(" ]", "]")
-    return f"[{btype}]"
+        mime = text(block.get("mimeType"))
+        return f"[image {mime}]" if mime else "[image]"
+    return f"[{text(btype, 'no type')}]"
 
 
 def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
     if isinstance(content, list):
         return "\n".join(_block_text(b) for b in content)
-    return "" if content is None else json.dumps(content, ensure_ascii=False)
+    return text(content)
+
+
+def _joined(*parts: Any, sep: str = ", ") -> str:
+    return sep.join(text(p) for p in parts if p is not None and text(p) != "")
+
+
+def _prefixed(prefix: str, value: Any) -> str:
+    """``prefix`` and the value, or nothing for an absent or empty value."""
+    joined = _joined(value)
+    return prefix + joined if joined else ""
 
 
 def message_lines(msg: dict[str, Any]) -> list[str]:
-    """A readable rendering of one agent or LLM message."""
+    """A readable rendering of one agent or LLM message (absent fields are left out)."""
     role = msg.get("role")
-    head = f"── {role}"
+    head = f"── {text(role, '(no role)')}"
     body: str
     if role == "assistant":
-        head += f" ({msg.get('provider')}/{msg.get('model')}, {msg.get('stopReason')})"
+        model = _joined(msg.get("provider"), msg.get("model"), sep="/")
+        about = _joined(model or None, msg.get("stopReason"))
+        head += f" ({about})" if about else ""
         body = _content_text(msg.get("content"))
         if msg.get("errorMessage"):
-            body += ("\n" if body else "") + f"error: {msg.get('errorMessage')}"
+            body += ("\n" if body else "") + f"error: {text(msg.get('errorMessage'))}"
     elif role == "toolResult":
-        head += f" {msg.get('toolName')} [{msg.get('toolCallId')}]" + (" error" if msg.get("isError") else "")
+        head += _prefixed(" ", msg.get("toolName"))
+        if msg.get("toolCallId") is not None:
+            head += f" [{text(msg.get('toolCallId'))}]"
+        head += " error" if msg.get("isError") else ""
         body = _content_text(msg.get("content"))
     elif role in ("custom", "hookMessage"):
-        head += f" {msg.get('customType')}"
+        head += _prefixed(" ", msg.get("customType"))
         body = _content_text(msg.get("content"))
     elif role == "compactionSummary":
-        head += f" ({msg.get('tokensBefore')} tokens before)"
-        body = str(msg.get("summary", ""))
+        if msg.get("tokensBefore") is not None:
+            head += f" ({text(msg.get('tokensBefore'))} tokens before)"
+        body = text(msg.get("summary"))
     elif role == "branchSummary":
-        head += f" (from {msg.get('fromId')})"
-        body = str(msg.get("summary", ""))
+        if msg.get("fromId") is not None:
+            head += f" (from {text(msg.get('fromId'))})"
+        body = text(msg.get("summary"))
     elif role == "bashExecution":
-        head += f" exit {msg.get('exitCode')}"
-        body = f"$ {msg.get('command')}\n{msg.get('output', '')}"
+        if msg.get("exitCode") is not None:
+            head += f" exit {text(msg.get('exitCode'))}"
+        body = f"$ {text(msg.get('command'))}\n{text(msg.get('output'))}"
     elif role == "pythonExecution":
-        body = f"{msg.get('code')}\n{msg.get('output', '')}"
+        body = f"{text(msg.get('code'))}\n{text(msg.get('output'))}"
     elif role == "fileMention":
-        body = "\n".join(str(f.get("path")) for f in msg.get("files") or [] if isinstance(f, dict))
+        files = msg.get("files")
+        body = (
+            "\n".join(text(f.get("path"), "(no path)") for f in files or [] if isinstance(f, dict))
+            if isinstance(files, list)
+            else ""
+        )
     else:
         body = _content_text(msg.get("content"))
     if msg.get("attribution"):
-        head += f" · {msg.get('attribution')}"
+        head += f" · {text(msg.get('attribution'))}"
     return [head + " ──", *body.rstrip("\n").split("\n")]
 
 
 def run(args: argparse.Namespace) -> int:
-    from sessiontree.core.errors import InvalidSessionFileError, SessionTreeError
-    from sessiontree.core.manager import SessionManager
     from sessiontree.core.messages import convert_to_llm
 
-    path = args.file
-    try:
-        if os.path.isdir(path):
-            raise IsADirectoryError(path)
-        if not os.path.exists(path):
-            raise FileNotFoundError(path)
-        mgr = SessionManager.open(path, read_only=True)
-    except FileNotFoundError:
-        print(f"sessiontree context: {path}: no such file", file=sys.stderr)
-        return 2
-    except IsADirectoryError:
-        print(f"sessiontree context: {path}: is a directory", file=sys.stderr)
-        return 2
-    except InvalidSessionFileError as exc:
-        print(f"sessiontree context: {path}: {exc.reason}", file=sys.stderr)
-        return 1
-    except (OSError, SessionTreeError) as exc:
-        print(f"sessiontree context: {path}: {exc}", file=sys.stderr)
-        return 2
+    mgr = open_for_viewing("context", args.file)
+    if mgr is None:
+        return EXIT_UNUSABLE
     leaf = mgr.get_leaf_id()
     if args.leaf is not None:
         if mgr.get_entry(args.leaf) is None:
-            print(f"sessiontree context: Entry {args.leaf} not found", file=sys.stderr)
-            return 1
+            return entry_not_found("context", args.leaf)
         leaf = args.leaf
     ctx = mgr.build_session_context(leaf)
     llm = convert_to_llm(ctx.messages) if args.llm else None
@@ -126,27 +139,31 @@ def run(args: argparse.Namespace) -> int:
         if llm is not None:
             out["llmMessages"] = llm
         sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
-        return 0
+        return EXIT_OK
     d = ctx.to_dict()
-    print(f"leaf:      {leaf}")
-    print(f"thinking:  {ctx.thinking_level}")
-    models = ", ".join(f"{k}={v}" for k, v in ctx.models.items()) or "(none)"
+    print(f"leaf:      {text(leaf, 'none (no entries)')}")
+    print(f"thinking:  {text(ctx.thinking_level, 'off')}")
+    models = ", ".join(f"{k}={text(v)}" for k, v in ctx.models.items()) or "(none)"
     print(f"models:    {models}")
     print(
-        f"mode:      {ctx.mode}"
+        f"mode:      {text(ctx.mode, 'none')}"
         + (f" {json.dumps(ctx.mode_data, ensure_ascii=False)}" if ctx.mode_data is not None else "")
     )
     if "serviceTier" in d:
-        print(f"tier:      {ctx.service_tier}")
+        print(f"tier:      {text(ctx.service_tier)}")
     if ctx.active_context_name is not None:
-        print(f"context:   {ctx.active_context_name} (tenant {ctx.active_context_tenant})")
+        tenant = ctx.active_context_tenant
+        print(
+            f"context:   {text(ctx.active_context_name)}"
+            + (f" (tenant {text(tenant)})" if tenant is not None else "")
+        )
     if ctx.injected_ttsr_rules:
-        print(f"ttsr:      {', '.join(ctx.injected_ttsr_rules)}")
+        print(f"ttsr:      {', '.join(text(r) for r in ctx.injected_ttsr_rules)}")
     if ctx.has_persisted_mcp_tool_selection:
-        print(f"mcp tools: {', '.join(ctx.selected_mcp_tool_names) or '(none)'}")
+        print(f"mcp tools: {', '.join(text(n) for n in ctx.selected_mcp_tool_names) or '(none)'}")
     messages = llm if llm is not None else ctx.messages
     print(f"messages:  {len(messages)}" + (" (converted for the model)" if llm is not None else ""))
     for m in messages:
         print()
-        print("\n".join(message_lines(m)))
-    return 0
+        print("\n".join(message_lines(m) if isinstance(m, dict) else [text(m)]))
+    return EXIT_OK

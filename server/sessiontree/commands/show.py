@@ -2,8 +2,10 @@
 
 Prints the header, the number of entries per type (and per message role), the leaf, labels
 and what the lenient loader dropped. The file is opened read-only: no migration is written
-and nothing is repaired. Exit code 0, 1 for a file without a valid session header, 2 when
-the file cannot be read.
+and nothing is repaired. Exit code 0 (also when the loader dropped lines: `doctor` is the
+verb that judges damage); 2 for a file that cannot be shown: missing, unreadable, empty (no
+session has been written to it, so it has no id yet), without a session header or not a pi
+session at all.
 """
 
 from __future__ import annotations
@@ -15,28 +17,34 @@ import sys
 from collections import Counter
 from typing import Any
 
+from sessiontree.commands.common import (
+    EXIT_OK,
+    EXIT_UNUSABLE,
+    open_for_viewing,
+    text,
+)
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "show",
         help="summarize one session file (header, entry counts, leaf, dropped lines)",
         description="Summarize a session file without changing it.",
+        epilog="exit codes: 0 shown (even when the loader dropped lines); 2 the file cannot be shown "
+        "(missing, unreadable, empty, no session header, not a pi session).",
     )
     p.add_argument("file", metavar="FILE", help="a session file (.jsonl)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
-def summarize(path: str) -> dict[str, Any]:
-    """The summary `show` prints, as a JSON-compatible dict."""
-    from sessiontree.core.manager import SessionManager
-
-    mgr = SessionManager.open(path, read_only=True)
+def summarize(mgr: Any, path: str) -> dict[str, Any]:
+    """The summary `show` prints for an open session, as a JSON-compatible dict."""
     types: Counter[str] = Counter()
     roles: Counter[str] = Counter()
     for sk in mgr.index.skeletons():
-        types[str(sk.type)] += 1
+        types[text(sk.type, "(no type)")] += 1
         if sk.type == "message":
-            roles[str(sk.role)] += 1
+            roles[text(sk.role, "(no role)")] += 1
     rep = mgr.load_report
     leaf = mgr.get_leaf_id()
     out: dict[str, Any] = {
@@ -64,54 +72,57 @@ def summarize(path: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sessiontree.core.errors import InvalidSessionFileError, SessionTreeError
-
     path = args.file
-    try:
-        info = summarize(path)
-    except FileNotFoundError:
-        print(f"sessiontree show: {path}: no such file", file=sys.stderr)
-        return 2
-    except IsADirectoryError:
-        print(f"sessiontree show: {path}: is a directory", file=sys.stderr)
-        return 2
-    except InvalidSessionFileError as exc:
-        print(f"sessiontree show: {path}: {exc.reason}", file=sys.stderr)
-        return 1
-    except (OSError, SessionTreeError) as exc:
-        print(f"sessiontree show: {path}: {exc}", file=sys.stderr)
-        return 2
+    mgr = open_for_viewing("show", path)
+    if mgr is None:
+        return EXIT_UNUSABLE
+    info = summarize(mgr, path)
     if args.json:
         sys.stdout.write(json.dumps(info, ensure_ascii=False, indent=2) + "\n")
-        return 0
+        return EXIT_OK
     h = info["header"] or {}
+    version = h.get("version", 1)
+    session = [text(h.get("id"), "(no id)"), f"version {text(version, '1')}"]
+    if h.get("cwd") is not None:
+        session.append(f"cwd {text(h.get('cwd'))}")
     print(f"file:     {info['path']}")
-    print(f"session:  {h.get('id')}  version {h.get('version', 1)}  cwd {h.get('cwd')}")
+    print(f"session:  {'  '.join(session)}")
     if h.get("title"):
-        print(f"title:    {h.get('title')}")
+        print(f"title:    {text(h.get('title'))}")
     if h.get("parentSession"):
-        print(f"parent:   {h.get('parentSession')}")
-    print(f"created:  {h.get('timestamp')}")
+        print(f"parent:   {text(h.get('parentSession'))}")
+    if h.get("timestamp") is not None:
+        print(f"created:  {text(h.get('timestamp'))}")
     print(f"entries:  {info['entryCount']}")
     for t, n in info["types"].items():
         extra = ""
         if t == "message" and info["roles"]:
             extra = "  (" + ", ".join(f"{r} {c}" for r, c in info["roles"].items()) + ")"
         print(f"  {t:24s} {n:7d}{extra}")
-    print(f"leaf:     {info['leafId']}  (path of {info['branchLength']} entries)")
+    if info["leafId"] is None:
+        print("leaf:     none (no entries)")
+    else:
+        print(f"leaf:     {info['leafId']}  (path of {info['branchLength']} entries)")
     if info["labels"]:
-        shown = ", ".join(f"{x['targetId']}={x['label']}" for x in info["labels"][:5])
+        shown = ", ".join(f"{x['targetId']}={text(x['label'])}" for x in info["labels"][:5])
         more = len(info["labels"]) - 5
         print(f"labels:   {len(info['labels'])}: {shown}" + (f", ... ({more} more)" if more > 0 else ""))
     if "migratedFrom" in info:
-        print(f"version:  v{info['migratedFrom']} file (would be migrated to v3 on open)")
+        print(f"version:  v{info['migratedFrom']} file (migrated to v3 on the next write to it)")
     d = info["dropped"]
     if d["skippedLines"] or d["tornTail"]:
         print(
             f"dropped:  {d['skippedLines']} unreadable line(s), torn tail: {'yes' if d['tornTail'] else 'no'}"
         )
-        for r in d["regions"]:
+        for r in d["regions"][:_REGIONS_SHOWN]:
             print(f"  line {r['line']}: {r['reason']} ({r['length']} bytes at offset {r['offset']})")
+        more = len(d["regions"]) - _REGIONS_SHOWN
+        if more > 0:
+            print(f"  ... and {more} more region(s); `sessiontree doctor` lists them all")
     else:
         print("dropped:  nothing")
-    return 0
+    return EXIT_OK
+
+
+# A file of garbage has a dropped region per line; a few say enough.
+_REGIONS_SHOWN = 5

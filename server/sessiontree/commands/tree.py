@@ -4,8 +4,8 @@ Full lines (connectors, the ``•`` active-path marker, ``[label]``, the display
 the selector's order, then a footer with the filter mode's suffix. Without FILE, the
 most recent session of the current directory under the agent dir is shown; when there
 is none, the bundled demo session (with a note on stderr). The file is opened read-only:
-nothing is migrated or written. Exit code 0; 1 for an unknown ``--leaf`` or a file with
-no valid session header; 2 when the file cannot be read.
+nothing is migrated or written. Exit code 0; 2 for a file that cannot be shown (missing,
+unreadable, empty, no session header, not a pi session) or an unknown ``--leaf``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,13 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from sessiontree.commands.common import (
+    EXIT_OK,
+    EXIT_UNUSABLE,
+    entry_not_found,
+    open_for_viewing,
+)
+
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 
 
@@ -26,6 +33,8 @@ def register(subparsers: Any) -> None:
         "tree",
         help="draw a session's tree like the agent's /tree selector",
         description="Draw a session tree (active branch first, labels, filters, search).",
+        epilog="exit codes: 0 drawn; 2 the file cannot be shown (missing, unreadable, empty, "
+        "no session header, not a pi session) or --leaf is not in it.",
     )
     p.add_argument(
         "file", metavar="FILE", nargs="?", help="a session file (default: the newest of this directory)"
@@ -76,15 +85,7 @@ def render(page: Any, *, total_entries: int) -> list[str]:
     return out
 
 
-def _open(path: str) -> Any:
-    from sessiontree.core.manager import SessionManager
-
-    return SessionManager.open(path, read_only=True)
-
-
 def run(args: argparse.Namespace) -> int:
-    from sessiontree.core.errors import InvalidSessionFileError, SessionTreeError
-
     with contextlib.ExitStack() as stack:
         path = args.file
         if args.demo:
@@ -98,26 +99,11 @@ def run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 path = stack.enter_context(demo_session_path())
-        try:
-            if os.path.isdir(path):
-                raise IsADirectoryError(path)
-            if not os.path.exists(path):
-                raise FileNotFoundError(path)
-            mgr = _open(path)
-        except FileNotFoundError:
-            print(f"sessiontree tree: {path}: no such file", file=sys.stderr)
-            return 2
-        except IsADirectoryError:
-            print(f"sessiontree tree: {path}: is a directory", file=sys.stderr)
-            return 2
-        except InvalidSessionFileError as exc:
-            print(f"sessiontree tree: {path}: {exc.reason}", file=sys.stderr)
-            return 1
-        except (OSError, SessionTreeError) as exc:
-            print(f"sessiontree tree: {path}: {exc}", file=sys.stderr)
-            return 2
+        mgr = open_for_viewing("tree", path)
+        if mgr is None:
+            return EXIT_UNUSABLE
         return _print(mgr, path, args)
-    return 0  # pragma: no cover
+    return EXIT_UNUSABLE  # pragma: no cover
 
 
 def _print(mgr: Any, path: str, args: argparse.Namespace) -> int:
@@ -126,8 +112,7 @@ def _print(mgr: Any, path: str, args: argparse.Namespace) -> int:
     leaf: Any = mgr.get_leaf_id()
     if args.leaf is not None:
         if mgr.get_entry(args.leaf) is None:
-            print(f"sessiontree tree: Entry {args.leaf} not found", file=sys.stderr)
-            return 1
+            return entry_not_found("tree", args.leaf)
         leaf = args.leaf
     page = build_view(mgr, filter=args.filter, search=args.search, leaf_id=leaf)
     if args.json:
@@ -140,6 +125,6 @@ def _print(mgr: Any, path: str, args: argparse.Namespace) -> int:
             "rows": [r.to_dict() for r in page.rows],
         }
         sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
-        return 0
+        return EXIT_OK
     sys.stdout.write("\n".join(render(page, total_entries=len(mgr.index))) + "\n")
-    return 0
+    return EXIT_OK
