@@ -1,4 +1,4 @@
-"""A small Python client of the sessiontree daemon (JSON-RPC with LSP framing over stdio).
+"""A small Python client of the sessiontree daemon (JSON-RPC with LSP framing over stdio or TCP).
 
 Used by tests, benchmarks and scripts::
 
@@ -8,6 +8,12 @@ Used by tests, benchmarks and scripts::
         opened = c.request("session/open", {"path": "/tmp/s.jsonl"})
         page = c.request("session/view", {"session": opened["session"], "limit": 200})
         note = c.wait_for_notification("session/didChange", timeout=5)
+
+To a daemon started with `sessiontree serve --tcp HOST:PORT`, connect with the token it
+printed the location of (`token=`, `token_file=`, else `$SESSIONTREE_TOKEN`)::
+
+    with Client.connect_tcp("127.0.0.1", port, token_file=path, init_options={...}) as c:
+        ...
 
 Requests block until the answer comes (or use `request_future` for several in flight,
 or `await client.arequest(...)` from asyncio code);
@@ -121,6 +127,7 @@ class Client:
         """Every notification received, in order: (method, params)."""
         self.initialize_result: Any = None
         self._closed = False
+        self._socket: Any = None
         self._thread = threading.Thread(target=self._read_loop, name="sessiontree-client", daemon=True)
         self._thread.start()
 
@@ -151,6 +158,62 @@ class Client:
         if initialize:
             client.initialize(init_options, root=root, capabilities=capabilities)
         return client
+
+    @classmethod
+    def connect_tcp(
+        cls,
+        host: str,
+        port: int,
+        *,
+        token: str | None = None,
+        token_file: str | os.PathLike[str] | None = None,
+        init_options: dict[str, Any] | None = None,
+        root: str | None = None,
+        capabilities: dict[str, Any] | None = None,
+        initialize: bool = True,
+        timeout: float = 30,
+    ) -> Client:
+        """Connect to `sessiontree serve --tcp` and run the initialize handshake with the
+        daemon's token: `token`, else the contents of `token_file`, else `$SESSIONTREE_TOKEN`."""
+        import socket
+
+        if token is None and token_file is not None:
+            with open(token_file, encoding="utf-8") as f:
+                token = f.read().strip()
+        if token is None:
+            token = os.environ.get("SESSIONTREE_TOKEN") or None
+        sock = socket.create_connection((host, port), timeout=timeout)
+        sock.settimeout(None)
+        client = cls(sock.makefile("rb"), sock.makefile("wb"))
+        client._socket = sock
+        if initialize:
+            options = dict(init_options or {})
+            if token is not None:
+                options["token"] = token
+            try:
+                client.initialize(options or None, root=root, capabilities=capabilities)
+            except BaseException:
+                client._close_socket()
+                raise
+        return client
+
+    def _close_socket(self) -> None:
+        import socket
+
+        sock, self._socket = self._socket, None
+        if sock is None:
+            return
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        for stream in (self._writer, self._reader):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        sock.close()
+        self._thread.join(5)
 
     def initialize(
         self,
@@ -306,13 +369,15 @@ class Client:
 
     # -- shutdown ----------------------------------------------------------------------
     def close(self, timeout: float = 10) -> int | None:
-        """`shutdown` + `exit`, then wait for the process; returns its exit code."""
+        """`shutdown` + `exit`, then wait for the process (returns its exit code) or close
+        the TCP connection (returns None)."""
         try:
             if not self._closed:
                 self.request("shutdown", None, timeout=timeout)
                 self.notify("exit")
         except (RpcError, ConnectionError, OSError, TimeoutError):
             pass
+        self._close_socket()
         if self.process is None:
             return None
         try:

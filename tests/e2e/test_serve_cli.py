@@ -10,6 +10,8 @@ import time
 
 from e2e_helpers import World
 
+TOKEN = "serve-cli-test-token-0123456789"
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -54,7 +56,7 @@ def test_tcp_on_loopback_answers(world: World) -> None:
         [sys.executable, "-m", "sessiontree", "serve", "--tcp", f"127.0.0.1:{port}", "--log-file", str(log)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=world.env(),
+        env={**world.env(), "SESSIONTREE_TOKEN": TOKEN},
     )
     try:
         deadline = time.monotonic() + 20
@@ -68,7 +70,14 @@ def test_tcp_on_loopback_answers(world: World) -> None:
                 time.sleep(0.1)
         with sock:
             sock.sendall(
-                _frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+                _frame(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "method": "initialize",
+                        "params": {"capabilities": {}, "initializationOptions": {"token": TOKEN}},
+                    }
+                )
             )
             msg = _read(sock)
             while msg.get("id") != 1:

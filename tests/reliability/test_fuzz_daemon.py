@@ -451,6 +451,9 @@ def test_malformed_framing_never_kills_the_daemon(tmp_path: Path) -> None:
     assert survived == len(FRAMING_CASES)
 
 
+TCP_TOKEN = "fuzz-daemon-tcp-token-0123456789"
+
+
 @pytest.mark.timeout(60)
 def test_malformed_framing_over_tcp(tmp_path: Path) -> None:
     """The TCP transport applies the same checks: every case answered, the stream in sync."""
@@ -467,6 +470,7 @@ def test_malformed_framing_over_tcp(tmp_path: Path) -> None:
         "HOME": str(tmp_path),
         "PI_CODING_AGENT_DIR": str(tmp_path),
         "SESSIONTREE_STATE_DIR": str(tmp_path / "st"),
+        "SESSIONTREE_TOKEN": TCP_TOKEN,
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "sessiontree", "serve", "--tcp", f"127.0.0.1:{port}"],
@@ -511,6 +515,7 @@ def test_malformed_framing_over_tcp(tmp_path: Path) -> None:
                 "allowedRoots": [str(tmp_path)],
                 "watch": False,
                 "maxRequestBytes": 4096,
+                "token": TCP_TOKEN,
             },
         }
         sock.sendall(

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import logging
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 LEVELS = ("debug", "info", "warning", "error")
@@ -24,6 +26,12 @@ def register(sub: Any) -> None:
         "--tcp", metavar="HOST:PORT", help="serve over TCP instead (loopback only unless --allow-remote)"
     )
     p.add_argument("--allow-remote", action="store_true", help="allow --tcp to bind a non-loopback address")
+    p.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="with --tcp: the token clients must send (read from PATH, a 0600 file; created when missing). "
+        "Default: $SESSIONTREE_TOKEN, else a new token written to a 0600 file in the runtime directory",
+    )
     p.add_argument("--log-file", metavar="PATH", help="also write the log to this file")
     p.add_argument("--log-level", choices=LEVELS, default="info", help="log level (default: info)")
 
@@ -37,7 +45,11 @@ class _ClientLogHandler(logging.Handler):
         self._busy = False
 
     def emit(self, record: logging.LogRecord) -> None:
-        if self._busy or getattr(self.server.protocol, "writer", None) is None:
+        from sessiontree.lsp.server import current_server
+
+        # over TCP, records go to the connection they happened in, never to another one
+        server = current_server() or self.server
+        if self._busy or getattr(server.protocol, "writer", None) is None:
             return
         from lsprotocol import types as lsp
 
@@ -48,7 +60,7 @@ class _ClientLogHandler(logging.Handler):
         }.get(record.levelno, lsp.MessageType.Log)
         self._busy = True
         try:
-            self.server.window_log_message(lsp.LogMessageParams(type=kind, message=self.format(record)))
+            server.window_log_message(lsp.LogMessageParams(type=kind, message=self.format(record)))
         except Exception:
             pass
         finally:
@@ -114,7 +126,61 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        server.start_tcp(host, port)
-        return 0
+        return _serve_tcp(server, host, port, args.token_file)
     server.start_io()
     return server.exit_code
+
+
+def _tcp_token(token_file: str | None) -> tuple[str, str, Path | None]:
+    """(token, where it comes from, the file this run created) from --token-file,
+    $SESSIONTREE_TOKEN, or a new one (where "": written once the port is known)."""
+    from sessiontree.lsp import config
+
+    if token_file:
+        path = Path(token_file).expanduser()
+        if os.path.lexists(path):
+            return config.read_token_file(path), str(path), None
+        token = config.new_token()
+        config.write_token_file(path, token)
+        return token, str(path), path
+    env = os.environ.get(config.TOKEN_ENV)
+    if env:
+        return config.check_token(env, f"${config.TOKEN_ENV}"), f"${config.TOKEN_ENV}", None
+    return config.new_token(), "", None
+
+
+def _serve_tcp(server: Any, host: str, port: int, token_file: str | None) -> int:
+    """Serve TCP connections that show the token; prints where the token is."""
+    from sessiontree.lsp import config
+
+    try:
+        token, where, created = _tcp_token(token_file)
+    except (config.TokenError, OSError) as exc:
+        print(f"sessiontree serve: {exc}", file=sys.stderr)
+        return 2
+    written = [created] if created is not None else []
+
+    def listening(addresses: list[Any]) -> None:
+        bound_host, bound_port = addresses[0][0], addresses[0][1]
+        shown = f"[{bound_host}]:{bound_port}" if ":" in bound_host else f"{bound_host}:{bound_port}"
+        if where.startswith("$"):
+            told = f"token from {where}"
+        elif where:
+            told = f"token in {where}"
+        else:
+            path = config.token_file_for(bound_host, bound_port)
+            config.write_token_file(path, token)
+            written.append(path)
+            told = f"token in {path}"
+        logging.getLogger("sessiontree.lsp").info("listening on %s; %s", shown, told)
+        print(f"sessiontree serve: listening on {shown}; {told}", file=sys.stderr, flush=True)
+
+    try:
+        server.start_tcp(host, port, token=token, on_listening=listening)
+    except (config.TokenError, OSError) as exc:
+        print(f"sessiontree serve: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        for path in written:
+            config.remove_token_file(path, token)
+    return 0

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,101 @@ def default_state_dir() -> Path:
     xdg = os.environ.get("XDG_STATE_HOME")
     base = Path(xdg).expanduser() if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "state"
     return base / "sessiontree"
+
+
+TOKEN_ENV = "SESSIONTREE_TOKEN"
+"""Environment variable holding the token `serve --tcp` requires (else one is generated)."""
+
+TOKEN_MIN_LENGTH = 16
+"""Shorter tokens are refused: a TCP token must not be guessable by another local user."""
+
+
+class TokenError(Exception):
+    """A token that cannot be used (too short, a token file others can read, ...)."""
+
+
+def runtime_dir() -> Path:
+    """Where `serve --tcp` writes its generated token: `$XDG_RUNTIME_DIR/sessiontree`
+    (per user, mode 0700, emptied at logout), else the state directory."""
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "sessiontree"
+    return default_state_dir()
+
+
+def token_file_for(host: str, port: int, directory: Path | None = None) -> Path:
+    """The file a daemon listening on host:port writes its generated token to."""
+    safe_host = "".join(c if c.isalnum() or c in ".-" else "_" for c in host)
+    return (directory or runtime_dir()) / f"tcp-{safe_host}-{port}.token"
+
+
+def new_token() -> str:
+    """A fresh random token (256 bits)."""
+    return secrets.token_urlsafe(32)
+
+
+def check_token(token: str, where: str) -> str:
+    """`token` stripped, or TokenError when it is too short to be a secret."""
+    token = token.strip()
+    if len(token) < TOKEN_MIN_LENGTH or any(c.isspace() for c in token):
+        raise TokenError(
+            f"the token from {where} must be at least {TOKEN_MIN_LENGTH} characters without spaces"
+        )
+    return token
+
+
+def _private_dir(directory: Path) -> None:
+    """Create `directory` (0700) or check that it is ours and that nobody else can write to it."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = os.lstat(directory)
+    if not stat.S_ISDIR(st.st_mode):
+        raise TokenError(f"{directory} is not a directory (a symlink?); the token is not written there")
+    if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        raise TokenError(
+            f"{directory} is not a private directory of this user; the token is not written there"
+        )
+
+
+def read_token_file(path: Path) -> str:
+    """The token kept in `path`: a regular file of this user that nobody else can read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise TokenError(f"cannot read the token file {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise TokenError(f"the token file {path} is not a regular file")
+        if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            raise TokenError(
+                f"the token file {path} can be read by other users (mode {st.st_mode & 0o777:o}); chmod 600 it"
+            )
+        data = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    return check_token(data.decode("utf-8", "replace"), str(path))
+
+
+def write_token_file(path: Path, token: str) -> None:
+    """Write `token` to `path` (mode 0600, in a private directory), replacing a stale one."""
+    _private_dir(path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, token.encode("utf-8") + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def remove_token_file(path: Path, token: str) -> None:
+    """Remove `path` if it still holds `token` (another daemon may have taken the name since)."""
+    try:
+        if path.read_text(encoding="utf-8").strip() == token:
+            path.unlink()
+    except OSError:
+        pass
 
 
 @attrs.define(kw_only=True)
