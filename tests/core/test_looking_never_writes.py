@@ -190,3 +190,17 @@ def test_copy_names_never_look_like_sessions(tmp_path: Path) -> None:
     assert second == first + ".2"
     for name in (first, second, copy_path(str(f), "quarantine", "2026-01-01T00:00:00.000Z")):
         assert is_copy_name(os.path.basename(name)) and not name.endswith(".jsonl")
+
+
+def test_a_current_file_without_ids_gets_stable_ids_and_a_chain(tmp_path: Path) -> None:
+    f = tmp_path / "noids.jsonl"
+    rows = [{**V1[0], "version": 3}, V1[1], V1[2], {**V1[1], "id": "given", "parentId": None}]
+    data = b"".join(orjson.dumps(r) + b"\n" for r in rows)
+    f.write_bytes(data)
+    first = SessionManager.open(str(f), read_only=True)
+    second = SessionManager.open(str(f), read_only=True)
+    ids = [e["id"] for e in first.get_entries()]
+    assert ids == [e["id"] for e in second.get_entries()] and ids[2] == "given"
+    assert [e["id"] for e in first.get_branch(ids[1])] == ids[:2]  # chained like v1 entries
+    assert first.get_leaf_id() == "given"
+    assert f.read_bytes() == data

@@ -513,6 +513,8 @@ class SessionManager:
             and _is_current_version(header.get("version"))
         ):
             fast = scan_clean(data, nl + 1, 0)
+            if fast is not None and any(type(sk.id) is not str for sk in fast.skeletons):
+                fast = None  # entries without ids get derived ones on the lenient path
         if fast is not None:
             self._header = header  # type: ignore[assignment]
             self._index.add_skeletons(fast.skeletons)
@@ -539,6 +541,11 @@ class SessionManager:
                     reason = "no valid session header: the header has no string id"
                 else:
                     reason = "no valid session header: the first JSON line is not a session header"
+            from .doctor import not_a_session_reason
+
+            foreign = not_a_session_reason(bytes(data), values)
+            if foreign is not None and foreign.startswith("not a pi session"):
+                reason = foreign  # another agent's transcript: say so (one rule, doctor's)
             raise InvalidSessionFileError(path, reason)
         dropped = list(report.dropped)
         skipped = report.skipped_lines
@@ -551,6 +558,10 @@ class SessionManager:
         # No id source: ids of a v1 file are derived from the file (DIVERGENCES 10), so
         # every read, in every process, gives the ids the migration writes.
         migrated = _migrations().migrate_session_entries(entries)
+        if migrated is None:
+            # A current-version file whose entries have no ids (written by hand or by a
+            # third-party tool): ids derived like a v1 file's, in memory only.
+            _migrations().fill_missing_ids(entries)
         header = entries[0]
         self._header = header
         resolve = _persistence().resolve_blob_refs

@@ -22,6 +22,7 @@ from .ids import IdSource
 __all__ = [
     "CURRENT_SESSION_VERSION",
     "MIGRATIONS",
+    "fill_missing_ids",
     "find_header",
     "migrate_session_entries",
     "migrate_v1_to_v2",
@@ -71,6 +72,39 @@ def stable_entry_ids(entries: list[Any]) -> Callable[[], str]:
             salt += 1
 
     return make
+
+
+def fill_missing_ids(entries: list[Any]) -> int:
+    """Give entries without a string id one derived from the file, in place; returns how many.
+
+    For files of the current version whose entries lack ``id`` (a v3 header over v1-style
+    entries: the reference crashes on them). The ids are those of :func:`stable_entry_ids`
+    for the entry's position, so they are the same on every read (DIVERGENCES 10); an entry
+    without ``parentId`` at all is chained to the entry before it, as v1 entries are.
+    """
+    if not any(
+        isinstance(e, dict) and e.get("type") != "session" and not isinstance(e.get("id"), str)
+        for e in entries
+    ):
+        return 0
+    make_id = stable_entry_ids(entries)
+    taken = {e.get("id") for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)}
+    filled = 0
+    prev_id: str | None = None
+    for entry in entries:
+        if not isinstance(entry, dict) or entry.get("type") == "session":
+            continue
+        candidate = make_id()  # one per position, so a later entry's id does not move
+        if not isinstance(entry.get("id"), str):
+            while candidate in taken:
+                candidate = make_id()
+            entry["id"] = candidate
+            taken.add(candidate)
+            if "parentId" not in entry:
+                entry["parentId"] = prev_id
+            filled += 1
+        prev_id = entry["id"]
+    return filled
 
 
 def _id_factory(new_id: NewId | None) -> Callable[[], str]:
