@@ -334,10 +334,20 @@ def scan_clean(
     nlines = data.count(b"\n", start, n)
     last = data.rfind(b"\n", start, n) + 1 if nlines else start
     mv = memoryview(data)
+    # Lines whose skeleton is taken from the lenient parser (start offset -> value): those
+    # with a lone surrogate escape, which msgspec refuses.
+    surrogate_lines: dict[int, Any] = {}
     try:
         decoded = _ENTRY_DECODER.decode_lines(mv[start:last]) if nlines else []
     except msgspec.DecodeError:
-        return None
+        masked = _mask_surrogates(data, start, last, surrogate_lines)
+        if masked is None:
+            return None
+        try:
+            decoded = _ENTRY_DECODER.decode_lines(masked)
+        except msgspec.DecodeError:
+            return None
+        del masked
     if len(decoded) != nlines:
         return None  # blank lines (decode_lines skips them) or the like
     torn = False
@@ -346,10 +356,18 @@ def scan_clean(
         try:
             tail = _ENTRY_DECODER.decode(mv[last:n])
         except msgspec.DecodeError:
-            if not allow_torn_tail:
-                return None
-            torn = True
-        else:
+            tail = None
+            masked = _mask_surrogates(data, last, n, surrogate_lines)
+            if masked is not None:
+                try:
+                    tail = _ENTRY_DECODER.decode(masked)
+                except msgspec.DecodeError:
+                    surrogate_lines.pop(last, None)
+            if tail is None:
+                if not allow_torn_tail:
+                    return None
+                torn = True
+        if tail is not None:
             decoded.append(tail)
             end = n
     u_in: float = 0
@@ -412,6 +430,13 @@ def scan_clean(
                 label = e.label
             else:
                 label_target = label = None
+        if surrogate_lines and a in surrogate_lines:
+            sk = skeleton_from_dict(surrogate_lines[a], order)
+            sk.offset = a + base
+            sk.length = q - a
+            append(sk)
+            order += 1
+            continue
         eid = e.id
         append(
             Skeleton(
@@ -434,6 +459,29 @@ def scan_clean(
         order += 1
     usage = UsageTotals(u_in, u_out, u_cr, u_cw, u_pr, u_cost)
     return CleanScan(out, usage, end, torn)
+
+
+def _mask_surrogates(data: bytes, start: int, stop: int, lines: dict[int, Any]) -> bytes | None:
+    """`data[start:stop]` with lone surrogate escapes masked for msgspec, which refuses them
+    (same length, so offsets hold), or None when there are none. The lines that had one
+    are parsed with the lenient parser into `lines` (line start -> value): their skeletons
+    must hold the real strings, the ones `_entry_from_line` materializes."""
+    from sessiontree.core.jsonl import mask_lone_surrogate_escapes, parse_jsonl_lenient
+
+    found: list[int] = []
+    masked = mask_lone_surrogate_escapes(memoryview(data)[start:stop], found)
+    if masked is None:
+        return None
+    for pos in found:
+        a = max(start, data.rfind(b"\n", start, start + pos) + 1)
+        if a in lines:
+            continue
+        q = data.find(b"\n", a, stop)
+        values = parse_jsonl_lenient(data[a : stop if q < 0 else q]).values
+        if len(values) != 1 or not isinstance(values[0], dict):
+            return None  # not one clean entry after all: the lenient path decides
+        lines[a] = values[0]
+    return masked
 
 
 # --- timestamps ----------------------------------------------------------------------------
@@ -954,9 +1002,18 @@ def default_cache_dir() -> str:
     return os.path.join(base, "sessiontree", "index")
 
 
-def _tail_hash(path: str, size: int) -> str:
+def _tail_hash(path: str, size: int, identity: tuple[int, int]) -> str:
+    """The hash of the last bytes before `size`, read only from the file whose
+    `(st_dev, st_ino)` is `identity` (the one the cache describes): a path swapped for a
+    link to another file meanwhile is not read ("" never matches)."""
+    import stat
+
     start = max(0, size - _TAIL_HASH_BYTES)
-    with open(path, "rb") as f:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != identity or not stat.S_ISREG(st.st_mode):
+            return ""
         f.seek(start)
         data = f.read(size - start)
     if len(data) != size - start:
@@ -998,7 +1055,7 @@ class IndexCache:
             return None
         if size == c.size and st.st_mtime_ns != c.mtime_ns:
             return None
-        if _tail_hash(path, c.size) != c.tail_hash:
+        if _tail_hash(path, c.size, (c.device, c.inode)) != c.tail_hash:
             return None
         try:
             header = orjson.loads(c.header_json)
@@ -1020,7 +1077,7 @@ class IndexCache:
     def save_skeletons(self, path: str, st: Any, header: dict[str, Any], index: EntryIndex) -> None:
         """Write the cache from the index alone (the file is read only for its tail hash)."""
         size = st.st_size
-        self._write(path, st, size, _tail_hash(path, size), header, index)
+        self._write(path, st, size, _tail_hash(path, size, (st.st_dev, st.st_ino)), header, index)
 
     def _write(
         self, path: str, st: Any, size: int, tail: str, header: dict[str, Any], index: EntryIndex

@@ -41,8 +41,11 @@ __all__ = [
     "js_number",
     "js_string",
     "load_entries_from_file",
+    "mask_lone_surrogate_escapes",
     "parse_jsonl_lenient",
     "parse_session_entries",
+    "scrub_surrogates",
+    "scrub_text",
 ]
 
 _BOM = b"\xef\xbb\xbf"
@@ -116,6 +119,120 @@ class ParseReport:
     def recovered(self) -> bool:
         """True when anything was dropped."""
         return bool(self.dropped)
+
+
+# ---------------------------------------------------------------------------- lone surrogates
+#
+# JSON allows a ``\udxxx`` escape that is not half of a pair; a JavaScript agent writes one
+# whenever it cuts a string inside an emoji (``"cut \ud83d here"``). Python's ``str`` can
+# hold such a code point, but it has no UTF-8 form: orjson and msgspec refuse to read or
+# write it and ``str.encode("utf-8")`` raises. The rule (docs/storage-format.md): values
+# keep the lone surrogate in memory, so that a rewrite writes the same escape back
+# (`dumps_line`); everything that is *shown* (view text, titles, the wire, summarizer
+# input) gets U+FFFD in its place (`scrub_text`, `scrub_surrogates`).
+
+# An escaped backslash, a surrogate pair, or a single surrogate escape (the lone one).
+_SURROGATE_ESCAPE = re.compile(
+    rb"\\(?:\\|u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|(u[dD][89a-fA-F][0-9a-fA-F]{2}))"
+)
+_REPLACEMENT_ESCAPE = b"\\ufffd"
+
+
+def mask_lone_surrogate_escapes(
+    data: bytes | bytearray | memoryview, positions: list[int] | None = None
+) -> bytes | None:
+    """``data`` with every lone surrogate escape replaced by ``\\ufffd``, or ``None`` when it
+    has none. The replacement has the same length, so byte offsets stay valid; pairs and
+    escaped backslashes are left alone. For decoders that refuse lone surrogates.
+    ``positions``, when given, receives the offset of each replaced escape."""
+    buf = bytes(data)
+    if b"\\u" not in buf:
+        return None
+    found: list[int] = [] if positions is None else positions
+    before = len(found)
+
+    def repl(m: re.Match[bytes]) -> bytes:
+        if m.group(1) is None:
+            return m.group(0)
+        found.append(m.start())
+        return _REPLACEMENT_ESCAPE
+
+    out = _SURROGATE_ESCAPE.sub(repl, buf)
+    return out if len(found) > before else None
+
+
+def scrub_text(s: str) -> str:
+    """``s`` with each lone surrogate shown as U+FFFD (a pair held as two code points is
+    joined into its character). Returns ``s`` itself when there is nothing to replace."""
+    if s.isascii() or _SURROGATE.search(s) is None:
+        return s
+    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """A JSON-like value whose strings (keys too) have gone through `scrub_text`.
+
+    Returns ``value`` itself when no string needs it; otherwise a copy of the dicts and
+    lists (tuples become lists), built without recursion so any depth works. Other
+    objects are kept as they are.
+    """
+    if isinstance(value, str):
+        return scrub_text(value)
+    if not isinstance(value, dict | list | tuple) or not _needs_scrub(value):
+        return value
+    out: Any = {} if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any]] = [(value, out)]
+    while stack:
+        src, dst = stack.pop()
+        if isinstance(src, dict):
+            for k, v in src.items():
+                k2 = scrub_text(k) if isinstance(k, str) else k
+                if isinstance(v, dict | list | tuple):
+                    child: Any = {} if isinstance(v, dict) else []
+                    dst[k2] = child
+                    stack.append((v, child))
+                else:
+                    dst[k2] = scrub_text(v) if isinstance(v, str) else v
+        else:
+            for v in src:
+                if isinstance(v, dict | list | tuple):
+                    child = {} if isinstance(v, dict) else []
+                    dst.append(child)
+                    stack.append((v, child))
+                else:
+                    dst.append(scrub_text(v) if isinstance(v, str) else v)
+    return out
+
+
+def _needs_scrub(value: Any) -> bool:
+    try:
+        orjson.dumps(value)
+    except orjson.JSONEncodeError as exc:
+        # Any other refusal (depth, big integers) is the caller's to handle; look anyway.
+        if "surrogates" in str(exc):
+            return True
+        return _has_surrogate(value)
+    except TypeError:
+        return _has_surrogate(value)
+    return False
+
+
+def _has_surrogate(value: Any) -> bool:
+    stack = [value]
+    search = _SURROGATE.search
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if not v.isascii() and search(v) is not None:
+                return True
+        elif isinstance(v, dict):
+            for k in v:
+                if isinstance(k, str) and not k.isascii() and search(k) is not None:
+                    return True
+            stack.extend(v.values())
+        elif isinstance(v, list | tuple):
+            stack.extend(v)
+    return False
 
 
 # ---------------------------------------------------------------------------- numbers
@@ -382,7 +499,13 @@ def parse_jsonl_lenient(data: bytes | bytearray | memoryview | str, *, fast: boo
             try:
                 value = loads(view[pos:end])
             except decode_error:
-                pass
+                if find(b"\\u", pos, end) >= 0:
+                    # orjson refuses lone surrogate escapes, the stdlib parser reads them
+                    # with the same results as the scanner (which takes anything else).
+                    try:
+                        value = _stdlib_line(buf[pos:end])
+                    except Exception:
+                        value = _FAIL
             except Exception:  # orjson limits (e.g. nesting depth): let the scanner decide
                 pass
             if value is not _FAIL and next_long != -1 and next_long < end:

@@ -15,6 +15,10 @@ search). Display text is built only for the rows of the requested page. The tool
 a ``toolResult`` row may show are indexed by call id once per source (one bulk read) and
 extended on appends; only a call id found in several messages consults the flattened
 order (the later one wins).
+
+Text is shown, never stored: the display text and labels of rows and summaries, and the
+text a search matches, have each lone surrogate (a JSON ``\\udxxx`` escape without the
+other half of its pair) as U+FFFD (`jsonl.scrub_text`), so it prints and encodes as UTF-8.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
 from sessiontree.core.context import LAST_ENTRY, _LastEntry
+from sessiontree.core.jsonl import scrub_text
 
 __all__ = [
     "FILTER_MODES",
@@ -492,12 +497,29 @@ class _SourceBase:
 
 
 class ManagerTreeSource(_SourceBase):
-    """A `TreeSource` over a ``SessionManager`` (through ``manager.index``)."""
+    """A `TreeSource` over a ``SessionManager`` (through ``manager.index``).
 
-    def __init__(self, manager: Any) -> None:
-        self.manager = manager
-        self._index_seen: Any = None
+    With ``weak=True`` (the adapters `as_tree_source` keeps) the source refers to its
+    manager and index only weakly: the cache maps manager -> source weakly, and a source
+    that held its manager (or the index, whose loaders are the manager's bound methods)
+    would keep every closed session alive for good.
+    """
+
+    def __init__(self, manager: Any, *, weak: bool = False) -> None:
+        self._strong: Any = None if weak else manager
+        self._ref: weakref.ReferenceType[Any] | None = weakref.ref(manager) if weak else None
+        self._index_seen: Callable[[], Any] | None = None
         self._generation = 0
+
+    @property
+    def manager(self) -> Any:
+        """The adapted manager (``ReferenceError`` once a weakly held one was freed)."""
+        m = self._strong
+        if m is None:
+            m = self._ref() if self._ref is not None else None
+            if m is None:
+                raise ReferenceError("the session manager of this tree source was freed")
+        return m
 
     @property
     def labels(self) -> Mapping[str, str]:
@@ -542,10 +564,15 @@ class ManagerTreeSource(_SourceBase):
 
     def version(self) -> Hashable:
         index = self.manager.index
-        if index is not self._index_seen:
-            # A rebuilt index (new session, branched session, reload) is a new tree; holding
-            # the old object until here keeps its id from being reused by the new one.
-            self._index_seen = index
+        seen = self._index_seen
+        if seen is None or seen() is not index:
+            # A rebuilt index (new session, branched session, reload) is a new tree. The
+            # identity check goes through a weak reference: comparing ids could mistake a
+            # new index for a freed old one, and a strong one would keep the manager alive.
+            try:
+                self._index_seen = weakref.ref(index)
+            except TypeError:  # an index type without weak references: hold it
+                self._index_seen = lambda: index
             self._generation += 1
         v = getattr(index, "version", None)
         if callable(v):
@@ -641,7 +668,8 @@ _ADAPTERS: weakref.WeakKeyDictionary[Any, ManagerTreeSource] = weakref.WeakKeyDi
 def as_tree_source(obj: Any) -> TreeSource:
     """A `TreeSource` for a manager, a list of entry dicts, or a source (returned as is).
 
-    The adapter of a manager is kept (weakly) so that its caches live as long as it does.
+    The adapter of a manager is kept (weakly, and it holds the manager weakly) so that
+    its caches live as long as the manager does, and no longer.
     """
     if isinstance(obj, _SourceBase):
         return obj  # type: ignore[return-value]
@@ -651,7 +679,7 @@ def as_tree_source(obj: Any) -> TreeSource:
         except TypeError:
             return ManagerTreeSource(obj)  # type: ignore[return-value]
         if src is None:
-            src = ManagerTreeSource(obj)
+            src = ManagerTreeSource(obj, weak=True)
             _ADAPTERS[obj] = src
         return src  # type: ignore[return-value]
     if isinstance(obj, TreeSource):
@@ -949,7 +977,8 @@ def _fill_search_text(source: TreeSource, cache: _Cache, ids: list[str]) -> None
         chunk = missing[start : start + _SEARCH_BATCH]
         entries = getter(chunk) if getter is not None else [source.get_entry(i) for i in chunk]
         for eid, entry in zip(chunk, entries, strict=True):
-            texts[eid] = " ".join(_searchable_body(entry)) if entry is not None else ""
+            # Matched as shown: a lone surrogate is U+FFFD (docs/storage-format.md).
+            texts[eid] = scrub_text(" ".join(_searchable_body(entry))) if entry is not None else ""
             sk = skeleton(eid)
             orders[eid] = getattr(sk, "order", None) if sk is not None else None
 
@@ -984,6 +1013,8 @@ def _search(
         eid = ids[i]
         body = texts[eid]
         label = labels.get(eid)
+        if label:
+            label = scrub_text(label)
         text = (f"{label} {body}" if body else label) if label else body
         low = text.lower()
         if all(t in low for t in tokens):
@@ -1356,7 +1387,7 @@ def _filtered(
             flat.count = counts()
             flat.distinct = source.distinct_count()  # type: ignore[attr-defined]
         _cache_put(cache.flat, fkey, flat, 4)
-    tokens = [t for t in (search or "").lower().split() if t]
+    tokens = [t for t in scrub_text(search or "").lower().split() if t]
     key = (version, leaf_id, mode, tuple(tokens))
     filt = cache.filtered.get(key)
     if filt is None:
@@ -1440,8 +1471,8 @@ def build_view(
                 prefix=_prefix(flat, fi),
                 on_active_path=eid in flat.active_path,
                 is_leaf=eid == leaf,
-                label=label if label else None,
-                text=display_text(entry, tool_calls, home),
+                label=scrub_text(label) if label else None,
+                text=scrub_text(display_text(entry, tool_calls, home)),
                 timestamp=entry.get("timestamp"),
             )
         )
@@ -1476,8 +1507,8 @@ def entry_summary(source: Any, entry_id: str, home: str | None = None) -> EntryS
         timestamp=entry.get("timestamp"),
         role=msg.get("role") if isinstance(msg, Mapping) else None,
         custom_type=entry.get("customType"),
-        text=display_text(entry, tool_calls, home),
-        label=label if label else None,
+        text=scrub_text(display_text(entry, tool_calls, home)),
+        label=scrub_text(label) if label else None,
     )
 
 
@@ -1538,8 +1569,8 @@ def entry_summaries_bulk(source: Any, home: str | None = None) -> dict[str, Entr
                 timestamp=entry.get("timestamp"),
                 role=role,
                 custom_type=entry.get("customType"),
-                text=text if text is not None else "",
-                label=label if label else None,
+                text=scrub_text(text) if text is not None else "",
+                label=scrub_text(label) if label else None,
             )
     if not results:
         return out
@@ -1563,7 +1594,7 @@ def entry_summaries_bulk(source: Any, home: str | None = None) -> dict[str, Entr
                 full.update(more)
     for eid, call_id, fallback in results:
         hit = full.get(call_id)
-        out[eid] = _replace_text(out[eid], hit if hit is not None else fallback)
+        out[eid] = _replace_text(out[eid], scrub_text(hit if hit is not None else fallback))
     return out
 
 

@@ -1,19 +1,53 @@
 """Mapping between the core's on-disk dicts and objects and the wire types (CONVENTIONS 4).
 
 Handlers call these so that the file format and the protocol can change independently.
+
+Everything that leaves here is valid UTF-8 JSON: a lone surrogate (a JSON ``\\udxxx``
+escape without the other half of its pair, which a JavaScript agent writes when it cuts
+a string inside an emoji) is kept in the core's values, so that rewrites keep it, but is
+sent as U+FFFD (docs/storage-format.md). Strings of entries go through `_s`, whole values
+through `wire_safe`, pre-serialized JSON through `dumps_wire`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
 import sessiontree_protocol.types as t
 
 from sessiontree.core import view as core_view
 from sessiontree.core.errors import EntryNotFoundError
+from sessiontree.core.jsonl import scrub_surrogates, scrub_text
+
+
+def _s(value: Any) -> Any:
+    """A string as it is sent (lone surrogates as U+FFFD); anything else unchanged."""
+    return scrub_text(value) if type(value) is str else value
+
+
+def wire_safe(value: Any) -> Any:
+    """A JSON-like value as it is sent: itself when every string has a UTF-8 form, else a
+    copy with lone surrogates as U+FFFD."""
+    return scrub_surrogates(value)
+
+
+def dumps_wire(value: Any) -> bytes:
+    """`orjson.dumps(value)`, with lone surrogates as U+FFFD when there are any (and the
+    stdlib encoder for what orjson cannot write, such as integers beyond 64 bits)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError included
+        pass
+    clean = scrub_surrogates(value)
+    try:
+        return orjson.dumps(clean)
+    except TypeError:
+        return json.dumps(clean, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def iso(value: Any) -> str:
@@ -38,20 +72,21 @@ def summary(manager: Any, entry_id: str) -> t.EntrySummary:
     """The EntrySummary of an entry (raises EntryNotFoundError)."""
     s = core_view.entry_summary(manager, entry_id)
     return t.EntrySummary(
-        id=s.id,
-        parent_id=s.parent_id,
-        type=s.type or "",
-        timestamp=_ts(s.timestamp),
+        id=_s(s.id),
+        parent_id=_s(s.parent_id),
+        type=_s(s.type) or "",
+        timestamp=_s(_ts(s.timestamp)),
         text=s.text,
-        role=s.role,
-        custom_type=s.custom_type if isinstance(s.custom_type, str) else None,
+        role=_s(s.role),
+        custom_type=_s(s.custom_type) if isinstance(s.custom_type, str) else None,
         label=s.label,
     )
 
 
 def summary_wire(s: core_view.EntrySummary) -> dict[str, Any]:
     """A core EntrySummary as the wire dict of `t.EntrySummary`, without building the attrs
-    object (for bulk replies; equal to `unstructure(summary(...))`)."""
+    object (for bulk replies; equal to `unstructure(summary(...))` once serialized with
+    `dumps_wire`, which replaces lone surrogates only when there are any)."""
     out: dict[str, Any] = {
         "id": s.id,
         "parentId": s.parent_id,
@@ -76,38 +111,53 @@ def summaries(manager: Any, ids: Iterable[str]) -> list[t.EntrySummary]:
 def row(r: Any) -> t.Row:
     """A core view Row -> wire Row."""
     return t.Row(
-        id=r.id,
-        parent_id=r.parent_id,
-        type=r.type or "",
+        id=_s(r.id),
+        parent_id=_s(r.parent_id),
+        type=_s(r.type) or "",
         depth=r.depth,
         prefix=r.prefix,
         on_active_path=r.on_active_path,
         is_leaf=r.is_leaf,
         text=r.text,
-        timestamp=_ts(r.timestamp),
-        role=r.role,
+        timestamp=_s(_ts(r.timestamp)),
+        role=_s(r.role),
         label=r.label,
     )
+
+
+def view_result(page: Any) -> t.ViewResult:
+    """A core ViewPage -> wire ViewResult."""
+    return t.ViewResult(
+        rows=[row(r) for r in page.rows],
+        total=page.total,
+        selected_index=page.selected_index,
+        leaf_id=_s(page.leaf_id),
+    )
+
+
+def labels_result(items: Iterable[tuple[str, str]]) -> t.LabelsResult:
+    """(target id, label) pairs -> wire LabelsResult."""
+    return t.LabelsResult(labels=[t.LabelInfo(target_id=_s(k), label=_s(v)) for k, v in items])
 
 
 def session_info(info: Any) -> t.SessionInfo:
     """core SessionInfo -> wire SessionInfo."""
     return t.SessionInfo(
-        path=str(info.path),
-        id=str(info.id),
-        cwd=info.cwd or "",
-        first_message=info.first_message,
+        path=_s(str(info.path)),
+        id=_s(str(info.id)),
+        cwd=_s(info.cwd) or "",
+        first_message=_s(info.first_message),
         message_count=int(info.message_count),
-        created=iso(info.created),
-        modified=iso(info.modified),
-        title=info.title or None,
-        parent_session=getattr(info, "parent_session_path", None) or None,
+        created=_s(iso(info.created)),
+        modified=_s(iso(info.modified)),
+        title=_s(info.title) or None,
+        parent_session=_s(getattr(info, "parent_session_path", None)) or None,
     )
 
 
 def recent_session(info: Any) -> t.RecentSession:
     """core RecentSessionInfo -> wire RecentSession."""
-    return t.RecentSession(path=str(info.path), name=info.name, modified=iso(info.mtime))
+    return t.RecentSession(path=_s(str(info.path)), name=_s(info.name), modified=_s(iso(info.mtime)))
 
 
 def entry_count(manager: Any) -> int:
@@ -162,8 +212,8 @@ def open_result(handle: str, manager: Any, restored_leaf_id: str | None = None) 
             )
     return t.OpenResult(
         session=handle,
-        header=dict(manager.get_header() or {}),
-        leaf_id=manager.get_leaf_id(),
+        header=wire_safe(dict(manager.get_header() or {})),
+        leaf_id=_s(manager.get_leaf_id()),
         entry_count=entry_count(manager),
         path=os.fspath(path) if path else None,
         migrated_from=migrated if isinstance(migrated, int) else None,
@@ -175,16 +225,16 @@ def open_result(handle: str, manager: Any, restored_leaf_id: str | None = None) 
 def context_result(ctx: Any, llm_messages: list[dict[str, Any]] | None) -> t.ContextResult:
     """core SessionContext -> wire ContextResult."""
     return t.ContextResult(
-        messages=list(ctx.messages),
-        thinking_level=ctx.thinking_level if isinstance(ctx.thinking_level, str) else "off",
-        models=dict(ctx.models),
-        injected_ttsr_rules=list(ctx.injected_ttsr_rules),
-        mode=ctx.mode,
-        mode_data=ctx.mode_data,
-        service_tier=getattr(ctx, "service_tier", None),
-        active_context_name=getattr(ctx, "active_context_name", None),
-        active_context_tenant=getattr(ctx, "active_context_tenant", None),
-        selected_mcp_tool_names=list(getattr(ctx, "selected_mcp_tool_names", []) or []),
+        messages=wire_safe(list(ctx.messages)),
+        thinking_level=_s(ctx.thinking_level) if isinstance(ctx.thinking_level, str) else "off",
+        models=wire_safe(dict(ctx.models)),
+        injected_ttsr_rules=wire_safe(list(ctx.injected_ttsr_rules)),
+        mode=_s(ctx.mode),
+        mode_data=wire_safe(ctx.mode_data),
+        service_tier=_s(getattr(ctx, "service_tier", None)),
+        active_context_name=_s(getattr(ctx, "active_context_name", None)),
+        active_context_tenant=_s(getattr(ctx, "active_context_tenant", None)),
+        selected_mcp_tool_names=wire_safe(list(getattr(ctx, "selected_mcp_tool_names", []) or [])),
         has_persisted_mcp_tool_selection=bool(getattr(ctx, "has_persisted_mcp_tool_selection", False)),
-        llm_messages=llm_messages,
+        llm_messages=wire_safe(llm_messages),
     )

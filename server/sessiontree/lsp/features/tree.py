@@ -27,7 +27,7 @@ def tree_json(manager: Any) -> orjson.Fragment:
     roots, child_map = index.child_map()
     roots = list(roots)
     summaries = core_view.entry_summaries_bulk(manager)
-    dumps = orjson.dumps
+    dumps = mapping.dumps_wire
     wire = mapping.summary_wire
     parts: list[bytes] = [b'{"roots":[']
     append = parts.append
@@ -82,13 +82,7 @@ def setup(server: SessionTreeServer) -> None:
                 if p.leaf_id is not None:
                     mapping.require_entry(session.manager, p.leaf_id)
                 kw["leaf_id"] = p.leaf_id
-            page = core_view.build_view(session.manager, **kw)
-            return t.ViewResult(
-                rows=[mapping.row(r) for r in page.rows],
-                total=page.total,
-                selected_index=page.selected_index,
-                leaf_id=page.leaf_id,
-            )
+            return mapping.view_result(core_view.build_view(session.manager, **kw))
 
         return await ls.registry.call(session, work)
 
@@ -131,7 +125,7 @@ def setup(server: SessionTreeServer) -> None:
                 from sessiontree.core.persistence import resolve_blob_refs
 
                 resolve_blob_refs(e, session.manager._blob_store())
-            return t.EntryResult(entry=e)
+            return t.EntryResult(entry=mapping.wire_safe(e))
 
         return await ls.registry.call(session, work)
 
@@ -144,6 +138,8 @@ def setup(server: SessionTreeServer) -> None:
             start = max(0, p.offset)
             end = len(order) if p.limit is None else min(len(order), start + max(0, p.limit))
             out = [session.manager.get_entry(i) for i in order[start:end]]
-            return t.EntriesResult(entries=[e for e in out if e is not None], total=len(order))
+            return t.EntriesResult(
+                entries=mapping.wire_safe([e for e in out if e is not None]), total=len(order)
+            )
 
         return await ls.registry.call(session, work)
