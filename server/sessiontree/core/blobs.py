@@ -2,13 +2,22 @@
 
 Blobs hold externalized images (reference-behavior.md §1, §8, §9). A reference in an entry
 is ``blob:sha256:<64 lowercase hex>``; nothing else is ever turned into a path.
+
+Blobs are read only from regular files of at most `MAX_BLOB_BYTES`: the blob directory is
+writable by whoever can write the agent directory, and a FIFO there would block a read
+forever (holding the session's lock), a link to ``/dev/zero`` or a huge file would grow
+memory without bound. The file is opened with ``O_NONBLOCK | O_NOFOLLOW`` (blobs are
+written by rename and never are links) and checked with ``fstat`` on the open descriptor,
+so what is read is what was checked; anything else reads as a missing blob.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
+import stat as stat_module
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,9 +26,21 @@ from .errors import BlobError
 if TYPE_CHECKING:
     from .storage import SessionStorage
 
-__all__ = ["BLOB_REF_PREFIX", "BlobPut", "BlobStore", "is_blob_hash", "make_blob_ref", "parse_blob_ref"]
+__all__ = [
+    "BLOB_REF_PREFIX",
+    "MAX_BLOB_BYTES",
+    "BlobPut",
+    "BlobStore",
+    "is_blob_hash",
+    "make_blob_ref",
+    "parse_blob_ref",
+]
 
 BLOB_REF_PREFIX = "blob:sha256:"
+MAX_BLOB_BYTES = 64 * 1024 * 1024
+"""The largest blob that is read (64 MiB); a bigger file reads as a missing blob. Images
+an agent sends are a few MB (provider limits are about 5 MB per image), so this leaves a
+wide margin while keeping one read's memory bounded."""
 _HASH = re.compile(r"[0-9a-f]{64}")
 
 
@@ -88,23 +109,54 @@ class BlobStore:
         return BlobPut(digest, path, make_blob_ref(digest))
 
     def _intact(self, path: str, digest: str, size: int) -> bool:
+        data = self._read(path)
+        return data is not None and len(data) == size and hashlib.sha256(data).hexdigest() == digest
+
+    def _read(self, path: str) -> bytes | None:
+        """The bytes of a regular file of at most `MAX_BLOB_BYTES`, else ``None``."""
+        if not self.storage.is_real_fs:
+            try:
+                fst = self.storage.stat(path)
+                if not fst.is_file or fst.size > MAX_BLOB_BYTES:
+                    return None
+                data = self.storage.read_bytes(path)
+            except OSError:
+                return None
+            return data if len(data) <= MAX_BLOB_BYTES else None
         try:
-            if self.storage.stat(path).size != size:
-                return False
-            return hashlib.sha256(self.storage.read_bytes(path)).hexdigest() == digest
-        except OSError:
-            return False
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENXIO, errno.EACCES):
+                return None
+            raise
+        try:
+            st = os.fstat(fd)
+            if not stat_module.S_ISREG(st.st_mode) or st.st_size > MAX_BLOB_BYTES:
+                return None
+            chunks: list[bytes] = []
+            left = MAX_BLOB_BYTES + 1  # a file growing while it is read still stops here
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+            data = b"".join(chunks)
+        finally:
+            os.close(fd)
+        return data if len(data) <= MAX_BLOB_BYTES else None
 
     def get(self, digest: str) -> bytes | None:
         """The bytes of blob ``digest``, or ``None`` when it does not exist.
 
+        Anything but a regular file of at most `MAX_BLOB_BYTES` (a FIFO, a device, a link,
+        a directory, a bigger file) counts as not existing; nothing is read from it.
         Raises :class:`BlobError` when the hash is malformed or the stored content does not
         match it (a corrupted blob is never returned as if it were valid).
         """
         path = self.path_for(digest)
-        try:
-            data = self.storage.read_bytes(path)
-        except (FileNotFoundError, NotADirectoryError):
+        data = self._read(path)
+        if data is None:
             return None
         if hashlib.sha256(data).hexdigest() != digest:
             raise BlobError(f"Blob {digest} is corrupted (content does not match its hash)", digest, path)
