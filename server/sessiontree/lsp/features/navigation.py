@@ -10,10 +10,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
-import subprocess
 from typing import Any
 
-import orjson
 from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
 
@@ -22,6 +20,7 @@ from sessiontree.lsp import errors, mapping, notify
 from sessiontree.lsp.features._common import record_jump, remember_leaf, state_for
 from sessiontree.lsp.registry import OpenSession
 from sessiontree.lsp.server import SessionTreeServer, request
+from sessiontree.lsp.summarizer import run_summarizer
 
 
 def _nav() -> Any:
@@ -41,20 +40,8 @@ def _run_summarizer(ls: SessionTreeServer, entries: list[dict[str, Any]], instru
         raise errors.SummaryUnavailable(
             "A summary was requested but none was given and no summarizerCommand is configured"
         )
-    payload = orjson.dumps({"entries": entries, "customInstructions": instructions})
-    try:
-        proc = subprocess.run(
-            cmd, input=payload, capture_output=True, timeout=ls.config.summarizer_timeout, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise errors.SummaryUnavailable(f"summarizerCommand failed: {exc}") from exc
-    if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip()[-500:]
-        raise errors.SummaryUnavailable(f"summarizerCommand exited with {proc.returncode}: {err}")
-    text = proc.stdout.decode("utf-8", "replace").strip()
-    if not text:
-        raise errors.SummaryUnavailable("summarizerCommand printed no summary")
-    return text
+    payload = mapping.dumps_wire({"entries": entries, "customInstructions": instructions})
+    return run_summarizer(cmd, payload, ls.config.summarizer_timeout)
 
 
 def setup(server: SessionTreeServer) -> None:
