@@ -204,3 +204,17 @@ def test_a_current_file_without_ids_gets_stable_ids_and_a_chain(tmp_path: Path) 
     assert [e["id"] for e in first.get_branch(ids[1])] == ids[:2]  # chained like v1 entries
     assert first.get_leaf_id() == "given"
     assert f.read_bytes() == data
+
+
+@pytest.mark.parametrize("argv", [["ls"], ["ls", "--all"], ["doctor", "--all"], ["tree"]])
+def test_a_missing_agent_dir_is_named_and_nothing_is_created(tmp_path: Path, argv: list[str]) -> None:
+    missing = tmp_path / "no" / "agent"
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(missing)}
+    res = subprocess.run(
+        [sys.executable, "-m", "sessiontree", *argv], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert str(missing) in res.stderr and "PI_CODING_AGENT_DIR" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
+    # `tree` without a session still draws the bundled demo (what `make run` shows first).
+    assert res.returncode == (0 if argv == ["tree"] else 2)
+    assert not (tmp_path / "no").exists()

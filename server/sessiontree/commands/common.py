@@ -117,3 +117,23 @@ def open_for_viewing(verb: str, path: str) -> Any:
 def entry_not_found(verb: str, entry_id: str) -> int:
     """The error for a ``--leaf`` that is not in the file."""
     return fail(verb, f"Entry {entry_id} not found")
+
+
+def missing_agent_dir(agent_dir: str | None) -> str | None:
+    """A one-line error when the agent's data dir does not exist, else ``None``.
+
+    It names the directory and what chose it, so that a typo in ``PI_CODING_AGENT_DIR``
+    is not mistaken for "no sessions"; nothing is created to look.
+    """
+    from sessiontree.core import paths
+
+    data_dir = paths.get_data_dir(agent_dir)
+    if os.path.isdir(data_dir):
+        return None
+    if agent_dir is not None:
+        source = "given by --agent-dir"
+    elif os.environ.get(paths.AGENT_DIR_ENV):
+        source = f"set by ${paths.AGENT_DIR_ENV}"
+    else:
+        source = f"the default; set ${paths.AGENT_DIR_ENV} to use another"
+    return f"no agent directory at {data_dir} ({source})"

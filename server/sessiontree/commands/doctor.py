@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sessiontree.commands.common import EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE, fail
+from sessiontree.commands.common import EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE, fail, missing_agent_dir
 from sessiontree.core.doctor import DoctorError, check_file, repair_file
 
 
@@ -44,17 +44,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON report")
 
 
-def _agent_dir(explicit: str | None) -> Path:
-    if explicit:
-        return Path(os.path.abspath(os.path.expanduser(explicit)))
-    env = os.environ.get("PI_CODING_AGENT_DIR")
-    if env:
-        return Path(os.path.abspath(os.path.expanduser(env)))
-    return Path(os.path.expanduser("~/.xcsh/agent"))
+def _all_files(agent_dir: str | None) -> list[str]:
+    from sessiontree.core import paths
 
-
-def _all_files(agent_dir: Path) -> list[str]:
-    root = agent_dir / "sessions"
+    root = Path(paths.sessions_root(os.path.abspath(os.path.expanduser(agent_dir)) if agent_dir else None))
     if not root.is_dir():
         return []
     return sorted(str(p) for p in root.rglob("*.jsonl") if p.is_file())
@@ -67,7 +60,11 @@ def _needs_repair(report: Any, migrate: bool) -> bool:
 def run(args: argparse.Namespace) -> int:
     files: list[str] = list(args.files)
     if args.all:
-        files.extend(_all_files(_agent_dir(args.agent_dir)))
+        agent_dir = os.path.abspath(os.path.expanduser(args.agent_dir)) if args.agent_dir else None
+        problem = missing_agent_dir(agent_dir)
+        if problem is not None:
+            return fail("doctor", problem)
+        files.extend(_all_files(agent_dir))
     elif not files:
         return fail("doctor", "give FILE... or --all")
     if args.migrate and not args.repair:

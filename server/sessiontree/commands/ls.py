@@ -31,27 +31,8 @@ def _one_line(s: str, width: int) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
-def missing_agent_dir(agent_dir: str | None) -> str | None:
-    """A one-line error when the agent's data dir does not exist, else ``None``.
-
-    It names the directory and what chose it, so that a typo in ``PI_CODING_AGENT_DIR``
-    is not mistaken for "no sessions"; nothing is created to look.
-    """
-    from sessiontree.core import paths
-
-    data_dir = paths.get_data_dir(agent_dir)
-    if os.path.isdir(data_dir):
-        return None
-    if agent_dir is not None:
-        source = "given by --agent-dir"
-    elif os.environ.get(paths.AGENT_DIR_ENV):
-        source = f"set by ${paths.AGENT_DIR_ENV}"
-    else:
-        source = f"the default; set ${paths.AGENT_DIR_ENV} to use another"
-    return f"no agent directory at {data_dir} ({source})"
-
-
 def run(args: argparse.Namespace) -> int:
+    from sessiontree.commands.common import missing_agent_dir
     from sessiontree.core import paths
     from sessiontree.core.discovery import list_all_sessions, list_sessions, list_sessions_of_dirs
 

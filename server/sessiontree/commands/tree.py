@@ -59,19 +59,13 @@ def demo_session_path() -> Iterator[str]:
 def newest_session_for_cwd(cwd: str, agent_dir: str | None) -> str | None:
     """The most recent session file of ``cwd`` under the agent dir, or None.
 
-    Unlike the agent, this creates no directory when there is none.
+    Every directory encoding the agents use is looked at; nothing is created or moved.
     """
     from sessiontree.core import paths
-    from sessiontree.core.discovery import find_most_recent_session
+    from sessiontree.core.discovery import find_most_recent_session_of_dirs
 
-    root = paths.sessions_root(agent_dir)
-    for name in (paths.encode_cwd(cwd), paths.encode_cwd_legacy(cwd)):
-        d = os.path.join(root, name)
-        if os.path.isdir(d):
-            found = find_most_recent_session(d)
-            if found:
-                return found
-    return None
+    found = find_most_recent_session_of_dirs(paths.session_dirs_of(cwd, agent_dir))
+    return found[0] if found else None
 
 
 def render(page: Any, *, total_entries: int) -> list[str]:
@@ -94,8 +88,16 @@ def run(args: argparse.Namespace) -> int:
             cwd = os.getcwd()
             path = newest_session_for_cwd(cwd, args.agent_dir)
             if path is None:
+                from sessiontree.commands.common import missing_agent_dir
+                from sessiontree.core import paths
+
+                where = missing_agent_dir(args.agent_dir) or (
+                    "looked in "
+                    + ", ".join(paths.session_dir_names(cwd))
+                    + f" under {paths.sessions_root(args.agent_dir)}"
+                )
                 print(
-                    f"sessiontree tree: no session found for {cwd}; showing the bundled demo session",
+                    f"sessiontree tree: no session found for {cwd} ({where}); showing the bundled demo session",
                     file=sys.stderr,
                 )
                 path = stack.enter_context(demo_session_path())
