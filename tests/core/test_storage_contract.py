@@ -1,7 +1,8 @@
 """One contract suite for every SessionStorage (CONVENTIONS 6), plus file-only checks.
 
 The same tests run on FileSessionStorage (real files under tmp_path), MemorySessionStorage,
-and FaultInjectingStorage wrapping each with no fault scheduled (it must be transparent).
+FaultInjectingStorage wrapping each with no fault scheduled (it must be transparent), and
+FileSessionStorage checking every use through a RootsGuard over tmp_path (the daemon's).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from sessiontree.core.errors import LockTimeoutError
+from sessiontree.core.guard import RootsGuard
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.jsonl import parse_session_entries
 from sessiontree.core.storage import (
@@ -42,6 +44,10 @@ def make_file(tmp_path: Path) -> Env:
     return Env(FileSessionStorage(), str(tmp_path / "root"))
 
 
+def make_guarded_file(tmp_path: Path) -> Env:
+    return Env(FileSessionStorage(guard=RootsGuard([tmp_path])), str(tmp_path / "root"))
+
+
 def make_memory(tmp_path: Path) -> Env:
     return Env(MemorySessionStorage(), "/mem/root")
 
@@ -56,6 +62,7 @@ def make_wrapped_memory(tmp_path: Path) -> Env:
 
 FACTORIES: dict[str, Callable[[Path], Env]] = {
     "file": make_file,
+    "guarded-file": make_guarded_file,
     "memory": make_memory,
     "faulty-file": make_wrapped_file,
     "faulty-memory": make_wrapped_memory,

@@ -78,10 +78,14 @@ class LockTimeoutError(ConflictError, TimeoutError):
 
 
 class AccessDeniedError(SessionTreeError):
-    """A path lies outside what the caller may touch (for example outside the sessions root)."""
+    """A path lies outside what the caller may touch (for example outside the sessions root).
 
-    def __init__(self, message: str, path: str | None = None) -> None:
+    ``reason`` is a short explanation ("is outside the allowed roots", ...) when known.
+    """
+
+    def __init__(self, message: str, path: str | None = None, reason: str | None = None) -> None:
         self.path = path
+        self.reason = reason
         super().__init__(message)
 
 

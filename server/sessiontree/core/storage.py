@@ -17,6 +17,11 @@ crashes and other writers:
 * ``lock`` takes an advisory ``flock`` on a lock file in sessiontree's own cache directory
   (:func:`lock_file_path`), keyed by the session file's canonical path: nothing is left
   in the agent's directories.
+* with a :class:`~sessiontree.core.guard.PathGuard` (``FileSessionStorage(guard=...)``,
+  what the daemon uses) every read and write is checked at the moment it happens: files
+  are opened through the guard (no link followed out of the allowed roots, a regular
+  file with one name), and temp files, renames, deletions and new directories work on
+  directory descriptors the guard checked.
 
 :class:`FaultInjectingStorage` wraps any storage and makes chosen operations fail, so
 that error handling (the manager's latched persist error) can be tested on real files.
@@ -38,6 +43,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from .errors import LockTimeoutError
+from .guard import PathGuard
 from .ids import IdSource
 
 __all__ = [
@@ -312,33 +318,52 @@ def settled_tail(fd: int, quiet: float | None = None, limit: float | None = None
     return None
 
 
-def _open_append(path: str) -> int:
+#: O_RDWR (not O_WRONLY) so the last byte can be checked with pread.
+_APPEND_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+
+
+def _open_append(path: str, guard: PathGuard | None = None) -> int:
+    if guard is not None:
+        return guard.open(path, _APPEND_FLAGS, 0o666, make_dirs=True)
     directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, exist_ok=True)
-    # O_RDWR (not O_WRONLY) so the last byte can be checked with pread.
-    return os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    return os.open(path, _APPEND_FLAGS, 0o666)
 
 
-def _fsync_dir(directory: str) -> None:
+def _open_read(path: str, guard: PathGuard | None) -> int:
+    if guard is None:
+        return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    # O_NONBLOCK: a FIFO swapped in must not hang the reader before the guard refuses it.
+    return guard.open(path, os.O_RDONLY | os.O_NONBLOCK)
+
+
+def _still_named(guard: PathGuard, path: str, fd: int) -> None:
+    """Raise unless ``path`` still names (through the guard) the file ``fd`` writes to.
+
+    A kept-open descriptor follows its file wherever it is moved; this keeps appends from
+    going to a file that was moved out of the roots while a link took its place.
+    """
+    check = guard.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        fd = os.open(directory or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        # Some file systems cannot fsync a directory; the rename itself has happened.
-        pass
+        same = os.path.samestat(os.fstat(check), os.fstat(fd))
     finally:
-        os.close(fd)
+        os.close(check)
+    if not same:
+        raise OSError(errno.ESTALE, "another file now sits at the path", path)
+
+
+def _read_fd(fd: int) -> bytes:
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
 
 
 class FileSessionWriter:
     """:class:`SessionStorageWriter` on a real file (``O_APPEND``, unbuffered)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, guard: PathGuard | None = None) -> None:
         self.path = path
+        self._guard = guard
         self._fd: int | None = None
         self._error: BaseException | None = None
         self._closed = False
@@ -354,7 +379,9 @@ class FileSessionWriter:
             raise ValueError(f"writer for {self.path} is closed")
         try:
             if self._fd is None:
-                self._fd = _open_append(self.path)
+                self._fd = _open_append(self.path, self._guard)
+            elif self._guard is not None:
+                _still_named(self._guard, self.path, self._fd)
             payload = separator_after(settled_tail(self._fd)) + _whole_lines(data)
             _write_all(self._fd, payload)
         except Exception as exc:
@@ -387,14 +414,29 @@ class FileSessionWriter:
 
 
 class FileSessionStorage:
-    """:class:`SessionStorage` on the real file system."""
+    """:class:`SessionStorage` on the real file system.
+
+    ``guard`` (optional): every read and write goes through it (see the module docstring);
+    without one, paths are used as given.
+    """
 
     is_real_fs = True
 
-    def __init__(self, ids: IdSource | None = None) -> None:
+    def __init__(self, ids: IdSource | None = None, guard: PathGuard | None = None) -> None:
         self.ids = ids if ids is not None else IdSource()
+        self.guard = guard
+
+    def _dir_fd(self, directory: str, create: bool) -> int:
+        if self.guard is not None:
+            return self.guard.open_dir(os.path.abspath(directory or "."), create=create)
+        if directory and create:
+            os.makedirs(directory, exist_ok=True)
+        return os.open(directory or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
 
     def ensure_dir(self, path: str) -> None:
+        if self.guard is not None:
+            os.close(self.guard.open_dir(os.path.abspath(path), create=True))
+            return
         os.makedirs(path, exist_ok=True)
 
     def exists(self, path: str) -> bool:
@@ -413,13 +455,12 @@ class FileSessionStorage:
         )
 
     def read_bytes(self, path: str) -> bytes:
-        with open(path, "rb") as f:
-            return f.read()
+        return _read_fd(_open_read(path, self.guard))
 
     def read_range(self, path: str, offset: int, length: int) -> bytes:
         if offset < 0 or length < 0:
             raise ValueError("offset and length must not be negative")
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = _open_read(path, self.guard)
         try:
             chunks: list[bytes] = []
             remaining = length
@@ -439,6 +480,11 @@ class FileSessionStorage:
         return self.read_range(path, 0, n)
 
     def list_files(self, directory: str, recursive: bool = False) -> list[str]:
+        found = self._list_files(directory, recursive)
+        guard = self.guard
+        return found if guard is None else [p for p in found if guard.accept(p)]
+
+    def _list_files(self, directory: str, recursive: bool) -> list[str]:
         found: list[str] = []
         if recursive:
             for root, _dirs, files in os.walk(directory):
@@ -458,49 +504,83 @@ class FileSessionStorage:
 
     def write_atomic(self, path: str, data: bytes) -> None:
         directory, base = os.path.split(path)
-        if directory:
-            os.makedirs(directory, exist_ok=True)
-        tmp = os.path.join(directory, f".{base}.{self.ids.snowflake()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        # The temp file and the rename work in one directory descriptor: the file lands in
+        # the directory that was opened (and, with a guard, checked), even if the path is
+        # swapped meanwhile.
+        dfd = self._dir_fd(directory, create=True)
         try:
+            tmp = f".{base}.{self.ids.snowflake()}.tmp"
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
+            fd = os.open(tmp, flags, 0o666, dir_fd=dfd)
             try:
-                _write_all(fd, bytes(data))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)
-        except BaseException:
+                try:
+                    _write_all(fd, bytes(data))
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.replace(tmp, base, src_dir_fd=dfd, dst_dir_fd=dfd)
+            except BaseException:
+                try:
+                    os.unlink(tmp, dir_fd=dfd)
+                except OSError:
+                    pass
+                raise
             try:
-                os.unlink(tmp)
+                os.fsync(dfd)
             except OSError:
+                # Some file systems cannot fsync a directory; the rename itself has happened.
                 pass
-            raise
-        _fsync_dir(directory)
+        finally:
+            os.close(dfd)
 
     def append(self, path: str, data: bytes) -> None:
         payload = _whole_lines(data)
         if not payload:
             return
-        fd = _open_append(path)
+        fd = _open_append(path, self.guard)
         try:
             _write_all(fd, separator_after(settled_tail(fd)) + payload)
         finally:
             os.close(fd)
 
     def open_writer(self, path: str) -> SessionStorageWriter:
-        return FileSessionWriter(path)
+        return FileSessionWriter(path, self.guard)
 
     def rename(self, src: str, dst: str) -> None:
-        os.rename(src, dst)
+        if self.guard is None:
+            os.rename(src, dst)
+            return
+        sdir, sname = os.path.split(os.path.abspath(src))
+        ddir, dname = os.path.split(os.path.abspath(dst))
+        sfd = self.guard.open_dir(sdir)
+        try:
+            dfd = self.guard.open_dir(ddir)
+            try:
+                os.rename(sname, dname, src_dir_fd=sfd, dst_dir_fd=dfd)
+            finally:
+                os.close(dfd)
+        finally:
+            os.close(sfd)
 
     def unlink(self, path: str, missing_ok: bool = False) -> None:
         try:
-            os.unlink(path)
+            if self.guard is None:
+                os.unlink(path)
+                return
+            directory, name = os.path.split(os.path.abspath(path))
+            dfd = self.guard.open_dir(directory)
+            try:
+                os.unlink(name, dir_fd=dfd)
+            finally:
+                os.close(dfd)
         except FileNotFoundError:
             if not missing_ok:
                 raise
 
     def remove_tree(self, path: str) -> None:
+        if self.guard is not None:
+            # Its directory must lie inside the roots (rmtree itself never follows links).
+            self.guard.check(os.path.dirname(os.path.abspath(path)))
         if os.path.islink(path) or os.path.isfile(path):
             os.unlink(path)
             return
