@@ -7,6 +7,12 @@ sessions fast, the summary of each file is cached (in process and in a small fil
 index cache directory, never beside the sessions), keyed by path, size, mtime and inode.
 `SessionInfo.all_messages_text` is computed on first access because it can be as big as
 the conversation.
+
+Every function takes an optional ``guard`` (`core.guard.PathGuard`, the daemon's allowed
+roots): with one, a file is read only through a descriptor the guard opened (a symlink in a
+session directory that points outside the roots, or a directory swapped for such a link,
+is skipped and never read), and a cached summary is used only for the file that
+descriptor names.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from typing import Any
 
 import msgspec
 import orjson
+
+from .guard import PathGuard
 
 __all__ = [
     "RecentSessionInfo",
@@ -57,6 +65,7 @@ class SessionInfo:
 
     __slots__ = (
         "_all_text",
+        "_guard",
         "created",
         "cwd",
         "first_message",
@@ -80,7 +89,9 @@ class SessionInfo:
         message_count: int,
         first_message: str,
         all_messages_text: str | None = None,
+        guard: PathGuard | None = None,
     ) -> None:
+        self._guard = guard
         self.path = path
         self.id = id
         self.cwd = cwd
@@ -95,7 +106,7 @@ class SessionInfo:
     @property
     def all_messages_text(self) -> str:
         if self._all_text is None:
-            summary = _summarize_file(self.path, with_text=True)
+            summary = _summarize_file(self.path, with_text=True, guard=self._guard)
             self._all_text = summary.all_text if summary is not None and summary.all_text is not None else ""
         return self._all_text
 
@@ -138,8 +149,12 @@ def _first_text(content: Any) -> str | None:
     return None
 
 
-def _list_jsonl(directory: str, recursive: bool = False) -> list[tuple[str, os.stat_result]]:
+def _list_jsonl(
+    directory: str, recursive: bool = False, guard: PathGuard | None = None
+) -> list[tuple[str, os.stat_result]]:
     out: list[tuple[str, os.stat_result]] = []
+    if guard is not None and not guard.accept(directory):
+        return out
     if recursive:
         for root, _dirs, files in os.walk(directory):
             for name in files:
@@ -167,16 +182,51 @@ def _list_jsonl(directory: str, recursive: bool = False) -> list[tuple[str, os.s
     return out
 
 
-def get_recent_sessions(session_dir: str, limit: int = 3) -> list[RecentSessionInfo]:
+def _open_listed(path: str, guard: PathGuard | None) -> tuple[int, os.stat_result] | None:
+    """A descriptor of a listed file and its ``fstat`` (None: gone, refused or not a file).
+
+    O_NONBLOCK: a FIFO named ``*.jsonl`` must not block the open forever.
+    """
+    from .errors import AccessDeniedError
+
+    try:
+        if guard is not None:
+            fd = guard.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        else:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, AccessDeniedError):
+        return None
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return None
+    return fd, st
+
+
+def _read_fd(fd: int, limit: int | None = None) -> bytes:
+    with os.fdopen(fd, "rb") as f:
+        return f.read() if limit is None else f.read(limit)
+
+
+def get_recent_sessions(
+    session_dir: str, limit: int = 3, guard: PathGuard | None = None
+) -> list[RecentSessionInfo]:
     """The newest sessions of a directory (by mtime), read from a 4096-byte prefix each."""
     from .jsonl import is_session_header, parse_jsonl_lenient
 
     try:
         found: list[tuple[float, RecentSessionInfo]] = []
-        for path, st in _list_jsonl(session_dir):
+        for path, _listed in _list_jsonl(session_dir, guard=guard):
+            opened = _open_listed(path, guard)
+            if opened is None:
+                continue
+            fd, st = opened
             try:
-                with open(path, "rb") as f:
-                    prefix = f.read(PREFIX_BYTES)
+                prefix = _read_fd(fd, PREFIX_BYTES)
             except OSError:
                 continue
             values = parse_jsonl_lenient(prefix.decode("utf-8", "replace")).values
@@ -211,18 +261,20 @@ def get_recent_sessions(session_dir: str, limit: int = 3) -> list[RecentSessionI
         return []
 
 
-def find_most_recent_session(session_dir: str) -> str | None:
+def find_most_recent_session(session_dir: str, guard: PathGuard | None = None) -> str | None:
     """The path of the newest valid session of a directory, or None."""
-    recent = get_recent_sessions(session_dir, limit=1)
+    recent = get_recent_sessions(session_dir, limit=1, guard=guard)
     return recent[0].path if recent else None
 
 
-def find_most_recent_session_of_dirs(session_dirs: list[str]) -> tuple[str, str] | None:
+def find_most_recent_session_of_dirs(
+    session_dirs: list[str], guard: PathGuard | None = None
+) -> tuple[str, str] | None:
     """``(path, its dir)`` of the newest valid session across several directories (one
     project under every encoding), or None."""
     newest: tuple[float, str, str] | None = None
     for d in session_dirs:
-        recent = get_recent_sessions(d, limit=1)
+        recent = get_recent_sessions(d, limit=1, guard=guard)
         if recent:
             mtime = recent[0].mtime.timestamp()
             if newest is None or mtime > newest[0]:
@@ -279,14 +331,17 @@ def _parse_values(data: bytes) -> list[Any]:
     return values
 
 
-def _summarize_file(path: str, with_text: bool = False, st: os.stat_result | None = None) -> _Summary | None:
+def _summarize_file(path: str, with_text: bool = False, guard: PathGuard | None = None) -> _Summary | None:
+    opened = _open_listed(path, guard)
+    if opened is None:
+        return None
+    return _summarize_fd(*opened, with_text=with_text)
+
+
+def _summarize_fd(fd: int, st: os.stat_result, with_text: bool = False) -> _Summary | None:
+    """The summary of the open regular file ``fd`` (closed here) whose ``fstat`` is ``st``."""
     try:
-        if st is None:
-            st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            return None  # a FIFO named *.jsonl would block the open forever
-        with open(path, "rb") as f:
-            data = f.read()
+        data = _read_fd(fd)
     except OSError:
         return None
     values = _parse_values(data)
@@ -379,22 +434,42 @@ def _save_disk_cache(file: str, summaries: dict[str, _Summary]) -> None:
         pass
 
 
-def _info(path: str, s: _Summary) -> SessionInfo:
+def _info(path: str, s: _Summary, guard: PathGuard | None = None) -> SessionInfo:
     created = datetime.fromtimestamp(s.created_ms / 1000, UTC) if s.created_ms is not None else None
     modified = datetime.fromtimestamp(s.mtime_ns / 1e9, UTC)
     return SessionInfo(
-        path, s.id, s.cwd, s.title, s.parent, created, modified, s.message_count, s.first_message, s.all_text
+        path,
+        s.id,
+        s.cwd,
+        s.title,
+        s.parent,
+        created,
+        modified,
+        s.message_count,
+        s.first_message,
+        s.all_text,
+        guard,
     )
 
 
-def _list(directory: str, recursive: bool, cache_dir: str | None, use_cache: bool) -> list[SessionInfo]:
-    files = _list_jsonl(directory, recursive)
+def _list(
+    directory: str, recursive: bool, cache_dir: str | None, use_cache: bool, guard: PathGuard | None = None
+) -> list[SessionInfo]:
+    files = _list_jsonl(directory, recursive, guard)
     disk_file = _disk_cache_file(directory, cache_dir) if use_cache else None
     disk = _load_disk_cache(disk_file) if disk_file else {}
     fresh: dict[str, _Summary] = {}
     changed = False
     out: list[tuple[int, SessionInfo]] = []
     for path, st in files:
+        fd = None
+        if guard is not None:
+            # The identity a cached summary must match is that of the file the guard
+            # opened, not of whatever the name pointed to when the directory was listed.
+            opened = _open_listed(path, guard)
+            if opened is None:
+                continue
+            fd, st = opened
         s = None
         with _memo_lock:
             m = _memo.get(path)
@@ -408,16 +483,22 @@ def _list(directory: str, recursive: bool, cache_dir: str | None, use_cache: boo
                 s = cand
                 break
         if s is None:
-            s = _summarize_file(path, st=st)
+            if fd is None:
+                opened = _open_listed(path, None) if stat.S_ISREG(st.st_mode) else None
+                s = _summarize_fd(*opened) if opened is not None else None
+            else:
+                s, fd = _summarize_fd(fd, st), None
             changed = True
             if s is None:
                 continue
+        if fd is not None:
+            os.close(fd)
         if s.all_text is not None:
             s = msgspec.structs.replace(s, all_text=None)
         with _memo_lock:
             _memo[path] = s
         fresh[path] = s
-        out.append((st.st_mtime_ns, _info(path, s)))
+        out.append((st.st_mtime_ns, _info(path, s, guard)))
     if disk_file and (changed or len(fresh) != len(disk)):
         _save_disk_cache(disk_file, fresh)
     out.sort(key=lambda p: p[0], reverse=True)
@@ -425,20 +506,28 @@ def _list(directory: str, recursive: bool, cache_dir: str | None, use_cache: boo
 
 
 def list_sessions(
-    session_dir: str, cache_dir: str | None = None, use_cache: bool = True, **_: Any
+    session_dir: str,
+    cache_dir: str | None = None,
+    use_cache: bool = True,
+    guard: PathGuard | None = None,
+    **_: Any,
 ) -> list[SessionInfo]:
     """Every valid session file directly in `session_dir`, newest (mtime) first."""
-    return _list(session_dir, False, cache_dir, use_cache)
+    return _list(session_dir, False, cache_dir, use_cache, guard)
 
 
 def list_sessions_of_dirs(
-    session_dirs: list[str], cache_dir: str | None = None, use_cache: bool = True, **_: Any
+    session_dirs: list[str],
+    cache_dir: str | None = None,
+    use_cache: bool = True,
+    guard: PathGuard | None = None,
+    **_: Any,
 ) -> list[SessionInfo]:
     """The sessions of several directories (one project under every encoding), newest first."""
     found: list[SessionInfo] = []
     seen: set[str] = set()
     for d in session_dirs:
-        for info in _list(d, False, cache_dir, use_cache):
+        for info in _list(d, False, cache_dir, use_cache, guard):
             if info.path not in seen:
                 seen.add(info.path)
                 found.append(info)
@@ -447,10 +536,14 @@ def list_sessions_of_dirs(
 
 
 def list_all_sessions(
-    agent_dir: str | None = None, cache_dir: str | None = None, use_cache: bool = True, **_: Any
+    agent_dir: str | None = None,
+    cache_dir: str | None = None,
+    use_cache: bool = True,
+    guard: PathGuard | None = None,
+    **_: Any,
 ) -> list[SessionInfo]:
     """Every valid session file under `<agent_dir>/sessions` (recursive), newest first."""
     from . import paths
 
     root = str(paths.sessions_root(agent_dir))
-    return _list(root, True, cache_dir, use_cache)
+    return _list(root, True, cache_dir, use_cache, guard)

@@ -23,6 +23,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from .guard import PathGuard, open_checked
+
 #: O_NONBLOCK: opening a FIFO put where a session file was must not hang the reader (the
 #: descriptor is then refused as not a regular file); it changes nothing for files.
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -73,13 +75,16 @@ class FileMark:
     tail: bytes = field(repr=False)
 
     @classmethod
-    def capture(cls, path: str | os.PathLike[str], offset: int | None = None) -> FileMark | None:
+    def capture(
+        cls, path: str | os.PathLike[str], offset: int | None = None, guard: PathGuard | None = None
+    ) -> FileMark | None:
         """Take a mark of the file at `path` (None when it does not exist).
 
-        Without `offset` the mark is put after the last complete line of the file.
+        Without `offset` the mark is put after the last complete line of the file. With a
+        `guard` the file is opened through it (`AccessDeniedError` when it now lies outside).
         """
         try:
-            fd = os.open(path, _READ_FLAGS)
+            fd = open_checked(guard, os.fspath(path), _READ_FLAGS)
         except (FileNotFoundError, NotADirectoryError):
             return None
         try:
@@ -114,16 +119,19 @@ class TailRead:
         return self.mark.offset - len(self.data)
 
 
-def read_appended(path: str | os.PathLike[str], mark: FileMark, max_bytes: int | None = None) -> TailRead:
+def read_appended(
+    path: str | os.PathLike[str], mark: FileMark, max_bytes: int | None = None, guard: PathGuard | None = None
+) -> TailRead:
     """Look at `path` once and say what changed since `mark`.
 
     Everything is read through one file descriptor, so the identity check, the
     fingerprints and the appended bytes all belong to the same file even when another
     process renames a new file over it meanwhile. `max_bytes` bounds how much is read in
-    one call (the rest is left for the next call; the cut is put at a line end).
+    one call (the rest is left for the next call; the cut is put at a line end). With a
+    `guard` the file is opened through it (`AccessDeniedError` when it now lies outside).
     """
     try:
-        fd = os.open(path, _READ_FLAGS)
+        fd = open_checked(guard, os.fspath(path), _READ_FLAGS)
     except (FileNotFoundError, NotADirectoryError, PermissionError):
         return TailRead(ChangeKind.DELETED, b"", 0, mark)
     try:
@@ -313,6 +321,17 @@ MAX_LIVE_EVENTS = 256
 DETACHED_REASONS = ("deleted", "invalid")
 
 
+def _guard_of(m: Any) -> PathGuard | None:
+    """The access guard of the manager's storage (the daemon's allowed roots), if any."""
+    return getattr(getattr(m, "_storage", None), "guard", None)
+
+
+def detach(m: Any, reason: str) -> SyncResult:
+    """Detach the manager from its file (it keeps what it holds, writes are refused until the
+    file is readable again), e.g. when the path now names a file the guard refuses."""
+    return _detach(m, reason, m.get_leaf_id())
+
+
 def _manager_path(m: Any) -> str | None:
     if not getattr(m, "_persist", False) or not getattr(getattr(m, "_storage", None), "is_real_fs", False):
         return None
@@ -332,7 +351,7 @@ def _current_mark(m: Any, path: str) -> FileMark | ChangeKind | None:
     mark: FileMark | None = getattr(m, "_live_mark", None)
     if mark is not None and (mark.inode, mark.dev, mark.offset) == (fs.inode, fs.device, fs.end):
         return mark
-    mark = FileMark.capture(path, fs.end)
+    mark = FileMark.capture(path, fs.end, _guard_of(m))
     if mark is None:
         return ChangeKind.DELETED
     if (mark.inode, mark.dev) != (fs.inode, fs.device):
@@ -370,7 +389,7 @@ def sync_manager(m: Any) -> SyncResult:
         if kind is ChangeKind.DELETED:
             return _detach(m, "deleted", leaf)
         return _reload(m, path, kind, leaf)
-    tail = read_appended(path, cur)
+    tail = read_appended(path, cur, guard=_guard_of(m))
     if tail.kind is ChangeKind.DELETED:
         return _detach(m, "deleted", leaf)
     if tail.kind.needs_reload:
@@ -431,7 +450,7 @@ def _reload(m: Any, path: str, kind: ChangeKind, leaf: str | None) -> SyncResult
     st = _stat_regular(path)
     if st is None:
         return _detach(m, "deleted", leaf)
-    if st.st_size == 0 or _end_of_first_line(path) is None:
+    if st.st_size == 0 or _end_of_first_line(path, _guard_of(m)) is None:
         # Being rewritten in place (truncated, not yet written): look again later rather
         # than starting a new session over it.
         m._live_mark = None
@@ -442,13 +461,13 @@ def _reload(m: Any, path: str, kind: ChangeKind, leaf: str | None) -> SyncResult
         return _detach(m, "invalid", leaf)
     m._live_detached = None
     fs = m.file_state
-    m._live_mark = FileMark.capture(path, fs.end) if fs is not None else None
+    m._live_mark = FileMark.capture(path, fs.end, _guard_of(m)) if fs is not None else None
     return SyncResult(kind, old_leaf_id=leaf, leaf_id=m.get_leaf_id(), reason=str(kind))
 
 
-def _end_of_first_line(path: str) -> int | None:
+def _end_of_first_line(path: str, guard: PathGuard | None = None) -> int | None:
     try:
-        fd = os.open(path, _READ_FLAGS)
+        fd = open_checked(guard, path, _READ_FLAGS)
     except OSError:
         return None
     try:

@@ -314,9 +314,15 @@ class SessionManager:
 
         The terminal is this process's unless ``terminal_id`` names another one (``pts-3``,
         ``tmux-%1``, ...), as a daemon does for the terminal the agent runs in.
+
+        With a guarded storage (``storage.guard``, the daemon's allowed roots) a breadcrumb
+        outside the roots is not read, a breadcrumb naming a file outside them raises
+        `AccessDeniedError` before that file is opened (nothing loaded, locked or written),
+        and only files inside count as the newest.
         """
         from .discovery import find_most_recent_session_of_dirs
 
+        guard = getattr(storage, "guard", None)
         cwd = os.path.abspath(cwd)
         if session_dir is not None:
             dirs = [os.path.abspath(session_dir)]
@@ -326,14 +332,18 @@ class SessionManager:
         sdir = dirs[0] if dirs else cls.get_default_session_dir(cwd, kw.get("agent_dir"), kw.get("penv"))
         crumb = None
         try:
-            crumb = _paths().read_breadcrumb(
-                cwd, agent_dir=kw.get("agent_dir"), penv=kw.get("penv"), terminal_id=terminal_id
-            )
+            crumb_file = _paths().breadcrumb_path(kw.get("agent_dir"), kw.get("penv"), terminal_id)
+            if crumb_file is not None and (guard is None or guard.accept(crumb_file)):
+                crumb = _paths().read_breadcrumb(
+                    cwd, agent_dir=kw.get("agent_dir"), penv=kw.get("penv"), terminal_id=terminal_id
+                )
         except Exception:
             crumb = None
         if crumb and os.path.exists(crumb):
+            if guard is not None:
+                guard.check(os.path.abspath(crumb))
             return cls.open(crumb, sdir, storage, **kw)
-        newest = find_most_recent_session_of_dirs(dirs)
+        newest = find_most_recent_session_of_dirs(dirs, guard)
         if newest is not None:
             return cls.open(newest[0], newest[1], storage, **kw)
         return cls.create(cwd, sdir, storage, **kw)
