@@ -5,6 +5,12 @@ create) is resolved with symlinks followed and must land inside one of the allow
 (themselves resolved). An existing session path must be a regular file with a single
 name (no other hard link, which could lie outside the roots). A symlink that points
 outside every root is refused even when the link itself lies inside one.
+
+These checks answer a request; the reads and writes that follow are checked again at each
+use by the policy's :attr:`AccessPolicy.guard` (a `core.guard.RootsGuard` over the same
+roots), which the daemon's file storage, live following and listings go through, so a path
+swapped for a link after the check is refused too (docs/reliability.md, "Access at the
+point of use").
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from sessiontree.core.guard import RootsGuard
 from sessiontree.lsp.errors import AccessDenied
 
 
@@ -25,16 +32,12 @@ class AccessPolicy:
     """The allowed roots and the checks made against them."""
 
     def __init__(self, roots: Iterable[str | os.PathLike[str]]) -> None:
-        seen: dict[str, Path] = {}
-        for r in roots:
-            if not r:
-                continue
-            p = _resolve(r)
-            seen.setdefault(str(p), p)
-        self.roots: list[Path] = list(seen.values())
+        self.guard = RootsGuard(os.path.expanduser(os.fspath(r)) for r in roots if r)
+        """The same roots checked at every read and write (`core.guard.PathGuard`)."""
+        self.roots: list[Path] = [Path(r) for r in self.guard.roots]
 
     def _inside(self, p: Path) -> bool:
-        return any(p == r or p.is_relative_to(r) for r in self.roots)
+        return self.guard.inside(str(p))
 
     def _deny(self, path: str | os.PathLike[str], why: str) -> AccessDenied:
         return AccessDenied(

@@ -101,7 +101,10 @@ def from_core(exc: BaseException) -> JsonRpcException | None:
     if isinstance(exc, core_errors.PersistError):
         return PersistenceFailed(str(exc), {"path": exc.path})
     if isinstance(exc, core_errors.AccessDeniedError):
-        return AccessDenied(str(exc), {"path": exc.path})
+        data = {"path": exc.path}
+        if exc.reason:
+            data["reason"] = exc.reason
+        return AccessDenied(str(exc), data)
     if isinstance(exc, core_errors.ConflictError):
         return Conflict(str(exc), {"path": exc.path})
     if type(exc).__name__ == "SummaryUnavailableError":

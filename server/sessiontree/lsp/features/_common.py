@@ -12,6 +12,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from sessiontree.core.storage import FileSessionStorage
 from sessiontree.lsp import mapping
 from sessiontree.lsp.registry import OpenSession
 from sessiontree.lsp.server import SessionTreeServer
@@ -29,8 +30,15 @@ def manager_kwargs(ls: SessionTreeServer) -> dict[str, Any]:
     Files are opened for viewing (DIVERGENCES 11): an open writes nothing (no migration
     rewrite); the first change a client asks for writes the migration after a backup copy.
     The daemon has no terminal of its own, so it never writes the agent's breadcrumbs.
+    Every read and write of the files goes through the access policy's guard, checked at
+    the moment it happens (docs/reliability.md, "Access at the point of use"); in-memory
+    sessions keep their memory storage.
     """
-    kw: dict[str, Any] = {"viewing": True, "breadcrumbs": False}
+    kw: dict[str, Any] = {
+        "viewing": True,
+        "breadcrumbs": False,
+        "storage": FileSessionStorage(guard=ls.access.guard),
+    }
     if ls.config.agent_dir:
         kw["agent_dir"] = ls.config.agent_dir
     return kw

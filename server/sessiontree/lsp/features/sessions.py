@@ -71,6 +71,12 @@ async def _register_new(ls: SessionTreeServer, manager: Any) -> OpenSession:
     return ls.registry.add(manager, resolved)
 
 
+def _sessions_root(ls: SessionTreeServer) -> str:
+    from sessiontree.core import paths
+
+    return str(paths.sessions_root(ls.config.agent_dir))
+
+
 def _session_dir(ls: SessionTreeServer, session_dir: str | None) -> str | None:
     return str(ls.access.check_dir(session_dir)) if session_dir is not None else None
 
@@ -100,11 +106,17 @@ def setup(server: SessionTreeServer) -> None:
     @request(server, m.SESSION_LIST)
     async def list_(ls: SessionTreeServer, p: t.ListParams) -> t.ListResult:
         kw = manager_kwargs(ls)
+        # Files are read through the guard: a symlink to a session outside the roots is
+        # skipped unread (its id, title and text never reach the answer or the query).
+        guard = ls.access.guard
+        if p.all:
+            # Every project of the agent dir: only when its sessions root is allowed.
+            ls.access.check_dir(_sessions_root(ls))
 
         def work() -> list[Any]:
             if p.all:
-                return SessionManager.list_all(ls.config.agent_dir)
-            return SessionManager.list(_cwd(ls, p.cwd), **kw)
+                return SessionManager.list_all(ls.config.agent_dir, guard=guard)
+            return SessionManager.list(_cwd(ls, p.cwd), guard=guard, **kw)
 
         infos = await ls.registry.run(work)
         if p.query:
@@ -140,7 +152,7 @@ def setup(server: SessionTreeServer) -> None:
         limit = max(0, p.limit)
 
         def work() -> list[Any]:
-            found = [info for d in dirs for info in get_recent_sessions(d, limit)]
+            found = [info for d in dirs for info in get_recent_sessions(d, limit, ls.access.guard)]
             found.sort(key=lambda i: i.mtime, reverse=True)
             return found[:limit]
 

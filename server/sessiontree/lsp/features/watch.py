@@ -12,6 +12,12 @@ sessions of the registry:
 - `*.jsonl` files appearing or vanishing in the sessions root (recursively) or in the
   directory of an open session are announced as `session/didChangeList`.
 
+Reads of a followed file go through the access policy's guard like every other read
+(`core.guard`): when the path (or a parent directory) now names something outside the
+allowed roots, the session is detached (`session/didReload` with reason "access
+denied"), nothing of that file is read, and writes are refused until the path names a file
+inside again.
+
 Initialization option `watch: false` turns all of it off. `SESSIONTREE_WATCH_POLLING=1`
 forces the stat-polling fallback (what runs when inotify is unavailable).
 See docs/live-sessions.md.
@@ -29,12 +35,18 @@ from typing import Any
 
 import orjson
 
+from sessiontree.core import live
+from sessiontree.core.errors import AccessDeniedError
+from sessiontree.core.guard import PathGuard, open_checked
 from sessiontree.core.live import ChangeKind, SyncResult
 from sessiontree.lsp.watcher import ListChanges, SessionWatcher
 
 log = logging.getLogger(__name__)
 
 POLLING_ENV = "SESSIONTREE_WATCH_POLLING"
+#: The `session/didReload` reason of a session detached because its path now leads
+#: outside the allowed roots.
+ACCESS_DENIED = "access denied"
 
 
 def _env_polling() -> bool:
@@ -58,8 +70,10 @@ class LiveFollower:
         roots: list[str],
         *,
         force_polling: bool = False,
+        guard: PathGuard | None = None,
     ) -> None:
         self.registry = registry
+        self._guard = guard
         self._post = post
         self._announce = announce
         self._announce_list = announce_list
@@ -167,6 +181,11 @@ class LiveFollower:
                 return [], []
             try:
                 fresh = manager.sync_with_file()
+            except AccessDeniedError as exc:
+                # The path now names a file outside the roots (a swapped link, a hard link
+                # renamed over it): nothing of it was read; detach until it is back.
+                log.warning("following %s refused: %s", session.path, exc)
+                fresh = live.detach(manager, ACCESS_DENIED)
             except Exception:
                 log.exception("following %s failed", session.path)
                 fresh = None
@@ -190,7 +209,7 @@ class LiveFollower:
     def _on_list(self, changes: ListChanges) -> None:
         cwds: set[str | None] = set()
         for d, (added, removed) in changes.items():
-            cwds.add(_cwd_of_dir(d, sorted(added) + sorted(removed)))
+            cwds.add(_cwd_of_dir(d, sorted(added) + sorted(removed), self._guard))
         if None in cwds or len(cwds) > 4:
             self._post(self._announce_list, None)
             return
@@ -198,11 +217,11 @@ class LiveFollower:
             self._post(self._announce_list, cwd)
 
 
-def _header_cwd(path: str) -> str | None:
+def _header_cwd(path: str, guard: PathGuard | None = None) -> str | None:
     try:
         # O_NONBLOCK: a FIFO named *.jsonl must not hang the watcher.
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
+        fd = open_checked(guard, path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except (OSError, AccessDeniedError):
         return None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -222,7 +241,7 @@ def _header_cwd(path: str) -> str | None:
     return None
 
 
-def _cwd_of_dir(directory: str, changed: list[str]) -> str | None:
+def _cwd_of_dir(directory: str, changed: list[str], guard: PathGuard | None = None) -> str | None:
     """The project of a session directory: the cwd in a header of one of its sessions."""
     candidates = [p for p in changed if os.path.exists(p)]
     try:
@@ -233,7 +252,7 @@ def _cwd_of_dir(directory: str, changed: list[str]) -> str | None:
     except OSError:
         pass
     for p in candidates:
-        cwd = _header_cwd(p)
+        cwd = _header_cwd(p, guard)
         if cwd is not None:
             return cwd
     return None
@@ -295,6 +314,7 @@ def setup(server: Any) -> None:
             lambda cwd: notify.did_change_list(ls, cwd),
             mapping.summary,
             _sessions_roots(ls),
+            guard=ls.access.guard,
         )
         ls.live_follower = follower
         follower.start()
@@ -312,7 +332,10 @@ def _sessions_roots(server: Any) -> list[str]:
 
     try:
         agent = server.config.agent_dir or paths.get_agent_dir()
-        return [str(paths.sessions_root(agent))]
+        root = str(paths.sessions_root(agent))
+        # A sessions root outside the allowed roots is not watched: its listings are not
+        # the client's to see.
+        return [root] if server.access.guard.accept(root) else []
     except Exception:
         log.exception("no sessions root to watch")
         return []
