@@ -2,9 +2,16 @@
 
 - `Registry.open_path` gives the same handle for the same resolved path (concurrent opens
   of one path share one load); `close` frees the handle.
-- `OpenSession.call(fn, *args)` runs a blocking core call in the daemon's worker pool
-  under the session's lock, so the event loop stays free (a small request is answered
-  while a 100 MB open is in progress) and calls on one session never interleave.
+- `Registry.call(session, fn, *args)` runs a blocking core call in a worker thread under
+  the session's lock, so the event loop stays free (a small request is answered while a
+  100 MB open is in progress) and calls on one session never interleave.
+- Scheduling is per session: each session has its own FIFO of pending calls and at most
+  one worker at a time (its lock would serialize more anyway), and after each call its
+  next one goes to the back of the shared queue, so sessions take turns. A backlog of
+  slow calls on one session therefore occupies one worker, not all of them, and a cheap
+  call on another session waits for at most the calls already running. Session calls
+  have their own workers (`session_pool`); session-less work (`run`: loading a file,
+  listing, doctor) uses `pool`, so many big opens cannot starve open sessions either.
 - Events: `Registry.subscribe(listener)`; listeners get `RegistryEvent`s
   ("opened", "closed", "changed", "navigated", "labelled") after local changes. The
   notification helpers of `sessiontree.lsp.notify` are driven from here; a file watcher
@@ -17,6 +24,7 @@ import asyncio
 import itertools
 import logging
 import threading
+from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -27,6 +35,15 @@ from sessiontree.lsp.errors import UnknownSession
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+@attrs.define(eq=False, slots=True)
+class _Job:
+    """One call waiting for its session's turn."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    future: asyncio.Future[Any]
 
 
 @attrs.define(eq=False)
@@ -40,6 +57,10 @@ class OpenSession:
     closed: bool = False
     extra: dict[str, Any] = attrs.field(factory=dict)
     """Per-session state other features may keep (e.g. a watcher)."""
+    pending: deque[_Job] = attrs.field(factory=deque, repr=False)
+    """Calls waiting for this session's turn (only touched on the event loop)."""
+    scheduled: bool = False
+    """A call of this session is in the worker pool (running or queued there)."""
 
 
 @attrs.frozen
@@ -63,7 +84,11 @@ class Registry:
         self._pending: dict[str, asyncio.Future[OpenSession]] = {}
         self._counter = itertools.count(1)
         self._listeners: list[Listener] = []
-        self.pool = ThreadPoolExecutor(max_workers=max(2, max_workers), thread_name_prefix="sessiontree-core")
+        workers = max(2, max_workers)
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sessiontree-core")
+        """Workers for session-less work (`run`, loads)."""
+        self.session_pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sessiontree-session")
+        """Workers for calls on open sessions (`call`), one session per worker at a time."""
 
     # -- events ------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -106,16 +131,60 @@ class Registry:
         return await loop.run_in_executor(self.pool, lambda: fn(*args))
 
     async def call(self, session: OpenSession, fn: Callable[..., T], *args: Any) -> T:
-        """Run a blocking core call on `session` in the pool, under the session's lock."""
+        """Run a blocking core call on `session` in a worker, under the session's lock, when
+        it is the session's turn (calls on one session run one at a time, in order)."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[T] = loop.create_future()
+        session.pending.append(_Job(fn, args, fut))
+        self._schedule(session, loop)
+        return await fut
 
-        def locked() -> T:
+    def _schedule(self, session: OpenSession, loop: asyncio.AbstractEventLoop) -> None:
+        """Hand the session's next pending call to the pool unless one is there already."""
+        if session.scheduled:
+            return
+        pending = session.pending
+        while pending:
+            job = pending.popleft()
+            if job.future.done():  # cancelled while it waited: it never runs
+                continue
+            session.scheduled = True
+            try:
+                self.session_pool.submit(self._work, session, job, loop)
+            except RuntimeError:  # the pool is shut down
+                session.scheduled = False
+                job.future.cancel()
+                continue
+            return
+
+    def _work(self, session: OpenSession, job: _Job, loop: asyncio.AbstractEventLoop) -> None:
+        """In a worker: run one call under the session's lock, then report to the loop."""
+        result: Any = None
+        error: BaseException | None = None
+        try:
             with session.lock:
                 if session.closed:
                     raise UnknownSession(f"Session {session.handle} was closed", {"session": session.handle})
-                return fn(*args)
+                result = job.fn(*job.args)
+        except Exception as exc:
+            error = exc
+        except BaseException as exc:  # asyncio futures take no SystemExit and the like
+            error = RuntimeError(f"{type(exc).__name__} in a session call")
+        try:
+            loop.call_soon_threadsafe(self._done, session, job, result, error)
+        except RuntimeError:  # the loop is gone (daemon exit): nobody waits for the answer
+            pass
 
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.pool, locked)
+    def _done(self, session: OpenSession, job: _Job, result: Any, error: BaseException | None) -> None:
+        """On the loop: deliver a call's outcome and give the session its next turn."""
+        session.scheduled = False
+        fut = job.future
+        if not fut.done():
+            if error is not None:
+                fut.set_exception(error)
+            else:
+                fut.set_result(result)
+        self._schedule(session, fut.get_loop())
 
     # -- opening and closing -------------------------------------------------------------
     async def open_path(self, path: str, load: Callable[[], Awaitable[Any]]) -> tuple[OpenSession, bool]:
@@ -170,5 +239,9 @@ class Registry:
         self.emit("closed", session)
 
     def shutdown(self) -> None:
-        """Stop the worker pool (pending calls finish)."""
+        """Stop the worker pools (running calls finish; waiting ones are cancelled)."""
         self.pool.shutdown(wait=False, cancel_futures=True)
+        self.session_pool.shutdown(wait=False, cancel_futures=True)
+        for session in list(self._by_handle.values()):
+            while session.pending:
+                session.pending.popleft().future.cancel()
