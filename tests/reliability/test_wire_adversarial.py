@@ -718,3 +718,33 @@ def test_a_path_with_a_nul_byte_is_invalid_params(daemon: RawLsp, tmp_path: Path
         err = daemon.request(method, params)["error"]
         assert err["code"] == -32602 and err["data"]["field"] == field, (method, err)
     assert list((tmp_path / "agent").iterdir()) == [], "a refused request created something"
+
+
+def test_initialize_with_a_nul_or_a_lone_surrogate_in_a_path_option(tmp_path: Path) -> None:
+    """A NUL in a path option is a bad option (a warning, the default); a lone surrogate in
+    the params is -32602 like in any request, and initialize can then be sent again."""
+    d = RawLsp(env=_env(tmp_path))
+    try:
+        params: dict[str, Any] = {
+            "processId": None,
+            "capabilities": {},
+            "initializationOptions": {"allowedRoots": [str(tmp_path) + "\ud800"], "watch": False},
+        }
+        err = d.request("initialize", params)["error"]
+        assert err["code"] == -32602 and err["data"]["field"] == "initializationOptions.allowedRoots[0]", err
+        params["rootUri"] = "file://" + str(tmp_path) + "/a%00b"
+        params["initializationOptions"] = {
+            "allowedRoots": [str(tmp_path) + "/a\u0000b"],
+            "agentDir": "/\u0000",
+            "stateDir": str(tmp_path) + "\u0000",
+            "watch": False,
+        }
+        assert "result" in d.request("initialize", params)
+        warnings = [
+            n["params"]["message"] for n in d.notifications if n.get("method") == "window/showMessage"
+        ]
+        for name in ("allowedRoots", "agentDir", "stateDir", "workspace folder"):
+            assert any(name in w and "NUL" in w for w in warnings), (name, warnings)
+        assert "result" in d.request("session/list", {"cwd": str(tmp_path)})
+    finally:
+        d.close()

@@ -7,6 +7,7 @@ before this handler runs, in `SessionTreeProtocol.receive`.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
@@ -21,12 +22,39 @@ log = logging.getLogger("sessiontree.lsp")
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
 
+_PATH_OPTIONS = ("agentDir", "allowedRoots", "stateDir")
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    return isinstance(value, list) and any(isinstance(v, str) and "\x00" in v for v in value)
+
+
+def _without_nul_paths(raw: Any, warnings: list[str]) -> Any:
+    """The options minus path options that hold a NUL byte, which no path can (each one
+    gives a warning and keeps its default, like any other bad option)."""
+    if not isinstance(raw, dict):
+        return raw
+    kept = dict(raw)
+    for name in _PATH_OPTIONS:
+        if _has_nul(kept.get(name)):
+            del kept[name]
+            warnings.append(
+                f"initializationOptions.{name}: a path cannot contain a NUL byte; using the default"
+            )
+    return kept
+
+
 def setup(server: SessionTreeServer) -> None:
     """Register initialize."""
 
     @server.feature(lsp.INITIALIZE)
     def on_initialize(ls: SessionTreeServer, params: lsp.InitializeParams) -> None:
-        cfg, warnings = parse_options(params.initialization_options)
+        nul_warnings: list[str] = []
+        options = _without_nul_paths(params.initialization_options, nul_warnings)
+        cfg, warnings = parse_options(options)
+        warnings[:0] = nul_warnings
         ls.config = cfg
         logging.getLogger("sessiontree").setLevel(_LEVELS.get(cfg.log_level, logging.INFO))
         roots: list[str] = []
@@ -41,6 +69,9 @@ def setup(server: SessionTreeServer) -> None:
                     roots.append(path)
             elif params.root_path:
                 roots.append(params.root_path)
+        if any("\x00" in r for r in roots):
+            warnings.append("a workspace folder path contains a NUL byte; it is not an allowed root")
+            roots = [r for r in roots if "\x00" not in r]
         ls.workspace_roots = roots
         if cfg.allowed_roots is not None:
             ls.access = AccessPolicy(cfg.allowed_roots)
