@@ -229,7 +229,33 @@ def parse_options(raw: Any) -> tuple[ServerConfig, list[str]]:
             )
     if "stateDir" in raw and raw["stateDir"] is not None:
         if isinstance(raw["stateDir"], str) and raw["stateDir"]:
-            cfg.state_dir = os.path.expanduser(raw["stateDir"])
+            state_dir = os.path.expanduser(raw["stateDir"])
+            agent_home = _inside_agent_dir(state_dir, cfg.agent_dir)
+            if agent_home is not None:
+                # Looking never writes into the agent's folders (DIVERGENCES 11): the state
+                # file would sit among the sessions and be written on every navigation.
+                warnings.append(
+                    f"initializationOptions.stateDir: {state_dir} is inside the agent directory "
+                    f"{agent_home}; sessiontree keeps its state out of the agent's folders, using the default"
+                )
+            else:
+                cfg.state_dir = state_dir
         else:
             bad("stateDir", "a directory path")
     return cfg, warnings
+
+
+def _inside_agent_dir(path: str, agent_dir: str | None) -> str | None:
+    """The agent dir (or its XDG data/state dir) that ``path`` lies in, else None."""
+    from sessiontree.core import paths
+
+    target = os.path.realpath(os.path.abspath(path))
+    for base in {
+        paths.agent_dir_of(agent_dir),
+        paths.get_data_dir(agent_dir),
+        paths.get_state_dir(agent_dir),
+    }:
+        root = os.path.realpath(base)
+        if target == root or target.startswith(root.rstrip("/") + "/"):
+            return base
+    return None
