@@ -594,17 +594,15 @@ def check_file(
 
 
 def quarantine_name(path: str, clock_ms: int | None = None) -> str:
-    """The name of the quarantine copy kept beside `path`: `.<name>.quarantine-<ms>`
-    (docs/divergences.md), which is not a `*.jsonl` and so never listed as a session."""
+    """The name of the quarantine copy kept beside `path` (`core/backups.py`: one naming
+    scheme for every copy), which is not a `*.jsonl` and so never listed as a session."""
+    from datetime import UTC, datetime
+
+    from sessiontree.core.backups import copy_path
+
     ms = int(time.time() * 1000) if clock_ms is None else clock_ms
-    d, name = os.path.split(path)
-    base = os.path.join(d, f".{name}.quarantine-{ms}")
-    candidate = base
-    n = 1
-    while os.path.lexists(candidate):
-        candidate = f"{base}-{n}"
-        n += 1
-    return candidate
+    stamp = datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    return copy_path(path, "quarantine", stamp)
 
 
 def _cut(data: bytes, ranges: list[tuple[int, int]]) -> bytes:
