@@ -218,3 +218,33 @@ def test_a_missing_agent_dir_is_named_and_nothing_is_created(tmp_path: Path, arg
     # `tree` without a session still draws the bundled demo (what `make run` shows first).
     assert res.returncode == (0 if argv == ["tree"] else 2)
     assert not (tmp_path / "no").exists()
+
+
+def test_a_loop_closed_by_an_appended_entry_is_cut_as_a_fresh_load_cuts_it(tmp_path: Path) -> None:
+    # e1 names e2 before e2 exists; e2 then names e1. The tree built entry by entry as the
+    # lines arrive must be the one a fresh load builds (DIVERGENCES 3: the later entry, e2,
+    # is the root); found by the tool-call property test.
+    def msg(eid: str, parent: str | None) -> bytes:
+        body = {"role": "user", "content": eid, "timestamp": 1}
+        return orjson.dumps(
+            {
+                "type": "message",
+                "id": eid,
+                "parentId": parent,
+                "timestamp": V1[1]["timestamp"],
+                "message": body,
+            }
+        )
+
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(orjson.dumps({**V1[0], "version": 3}) + b"\n" + msg("e0", None) + b"\n")
+    live = SessionManager.open(str(f), read_only=True)
+    with open(f, "ab") as out:
+        out.write(msg("e1", "e2") + b"\n")
+    live.sync_with_file()
+    with open(f, "ab") as out:
+        out.write(msg("e2", "e1") + b"\n")
+    live.sync_with_file()
+    fresh = SessionManager.open(str(f), read_only=True)
+    assert live.index.roots() == fresh.index.roots() == ["e0", "e2"]
+    assert live.index.path_to_root("e1") == fresh.index.path_to_root("e1") == ["e2", "e1"]

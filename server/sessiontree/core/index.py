@@ -853,6 +853,22 @@ class EntryIndex:
     def _link(self, sk: Skeleton, sort: bool = True) -> None:
         eid = sk.id
         pid = sk.parent_id
+        # Entries that named this id as parent before it existed come earlier in the file,
+        # so they are linked first, as a build from scratch links in file order; only then
+        # does this entry link to its own parent, and it is the one that becomes a root when
+        # that would close a loop (the same tree however the entries arrived).
+        waiting = self._orphans.pop(eid, None)
+        if waiting:
+            for oid in waiting:
+                if self._would_cycle(oid, eid):
+                    continue
+                self._roots.remove(oid)
+                self._parent[oid] = eid
+                kids = self._children.setdefault(eid, [])
+                if sort:
+                    self._insert_child(kids, oid)
+                else:
+                    kids.append(oid)
         if pid is None or pid == eid or not isinstance(pid, str):
             self._parent[eid] = None
             self._roots.append(eid)
@@ -872,19 +888,6 @@ class EntryIndex:
                 self._insert_child(kids, eid)
             else:
                 kids.append(eid)
-        # entries that named this id as parent before it existed are no longer orphans
-        waiting = self._orphans.pop(eid, None)
-        if waiting:
-            for oid in waiting:
-                if self._would_cycle(oid, eid):
-                    continue
-                self._roots.remove(oid)
-                self._parent[oid] = eid
-                kids = self._children.setdefault(eid, [])
-                if sort:
-                    self._insert_child(kids, oid)
-                else:
-                    kids.append(oid)
 
     def _insert_child(self, kids: list[str], eid: str) -> None:
         t = self._ts_of(eid)
