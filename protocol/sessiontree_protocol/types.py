@@ -165,6 +165,10 @@ class Row:
     timestamp: str = _req("The entry's timestamp as stored.")
     role: str | None = _opt("The message role (message entries only).")
     label: str | None = _opt("The entry's label, if any.")
+    short_prefix: str | None = _opt(
+        "Addition: the art to show for a deep row: `prefix` cut to its last 4 cells behind a depth marker, "
+        'e.g. "‹63› │  │  │  ├─ " (present only when `prefix` is wider than 24 columns; see tree-view.md).'
+    )
 
 
 @attrs.define(kw_only=True)

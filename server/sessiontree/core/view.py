@@ -34,6 +34,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 from sessiontree.core.context import LAST_ENTRY, _LastEntry
 from sessiontree.core.jsonl import scrub_text
+from sessiontree.core.tree_art import SHORT_ART_WIDTH as _SHORT_ART_WIDTH
 
 __all__ = [
     "FILTER_MODES",
@@ -1275,10 +1276,17 @@ class Row:
     text: str
     timestamp: Any
 
-    def line(self) -> str:
-        """The full line: prefix, active-path marker, label and display text."""
+    @property
+    def short_prefix(self) -> str:
+        """The art front ends show: `prefix`, cut behind a depth marker when deep (`tree_art`)."""
+        from .tree_art import short_prefix
+
+        return short_prefix(self.prefix)
+
+    def line(self, full_art: bool = True) -> str:
+        """The line: prefix (the full art, or the short form), active-path marker, label, text."""
         return (
-            self.prefix
+            (self.prefix if full_art else self.short_prefix)
             + ("• " if self.on_active_path else "")
             + (f"[{self.label}] " if self.label else "")
             + self.text
@@ -1290,6 +1298,8 @@ class Row:
         if self.role is not None:
             d["role"] = self.role
         d.update(depth=self.depth, prefix=self.prefix, onActivePath=self.on_active_path, isLeaf=self.is_leaf)
+        if len(self.prefix) > _SHORT_ART_WIDTH:
+            d["shortPrefix"] = self.short_prefix
         if self.label is not None:
             d["label"] = self.label
         d.update(text=self.text, timestamp=self.timestamp)

@@ -23,6 +23,7 @@ import sessiontree_protocol.types as t
 from sessiontree.core import view as core_view
 from sessiontree.core.errors import EntryNotFoundError
 from sessiontree.core.jsonl import scrub_surrogates, scrub_text
+from sessiontree.core.tree_art import SHORT_ART_WIDTH
 
 
 def _s(value: Any) -> Any:
@@ -122,6 +123,7 @@ def row(r: Any) -> t.Row:
         timestamp=_s(_ts(r.timestamp)),
         role=_s(r.role),
         label=r.label,
+        short_prefix=r.short_prefix if len(r.prefix) > SHORT_ART_WIDTH else None,
     )
 
 
