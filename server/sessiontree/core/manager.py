@@ -32,7 +32,14 @@ import orjson
 
 from . import index as _index_mod
 from .discovery import RecentSessionInfo, SessionInfo
-from .errors import ConflictError, EntryNotFoundError, InvalidSessionFileError, PersistError, SessionTreeError
+from .errors import (
+    AccessDeniedError,
+    ConflictError,
+    EntryNotFoundError,
+    InvalidSessionFileError,
+    PersistError,
+    SessionTreeError,
+)
 from .ids import Clock, IdSource, session_file_name
 from .index import STATE_ENTRY_TYPES, EntryIndex, IndexCache, Skeleton, scan_clean
 
@@ -978,7 +985,7 @@ class SessionManager:
             err = self._writer.get_error()
             if err is not None:
                 raise err
-        except ConflictError:
+        except (ConflictError, AccessDeniedError):
             raise  # nothing was written: not a persistence failure, later writes may succeed
         except SessionTreeError as exc:
             if isinstance(exc, PersistError):
