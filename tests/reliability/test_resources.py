@@ -158,6 +158,7 @@ def test_blob_reads_only_regular_files_of_bounded_size(tmp_path: Path) -> None:
         pid = d.proc.pid
         rss0 = _rss_mb(pid)
         h = _ok(d, "session/open", {"path": str(sess)})["session"]
+        slowest = 0.0
         for eid, ref in refs.items():
             t0 = time.monotonic()
             res = _ok(d, "session/entry", {"session": h, "id": eid, "resolveBlobs": True}, timeout=5)
@@ -168,9 +169,11 @@ def test_blob_reads_only_regular_files_of_bounded_size(tmp_path: Path) -> None:
             else:
                 assert block["data"] == ref, f"{ref} should read as missing"
             assert took < 3, f"{eid} took {took:.1f} s"
+            slowest = max(slowest, took)
         # the view materializes every entry too (blob references resolved on read)
         assert len(_ok(d, "session/view", {"session": h, "filter": "all"}, timeout=5)["rows"]) == len(refs)
         growth = _rss_mb(pid) - rss0
+        print(f"\nblobs: {len(refs)} entries resolved, slowest {slowest * 1000:.0f} ms, RSS +{growth:.1f} MB")
         assert growth < 40, f"RSS grew {growth:.0f} MB reading blobs"
         assert _ok(d, "session/labels", {"session": h}) == {"labels": []}
     finally:
@@ -256,6 +259,7 @@ def test_summarizer_output_is_capped(tmp_path: Path) -> None:
         assert "more than 1048576 bytes" in res["error"]["message"], res
         assert took < 1.8, f"answered after {took:.1f} s, not when the output passed the cap"
         growth = _rss_mb(pid) - rss0
+        print(f"\nendless summarizer: -32006 after {took * 1000:.0f} ms, RSS +{growth:.1f} MB")
         assert growth < 30, f"RSS grew {growth:.0f} MB"
         assert _ok(d, "session/view", {"session": h, "limit": 1})["leafId"] == ids[-1]
     finally:
