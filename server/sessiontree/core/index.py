@@ -864,11 +864,11 @@ class EntryIndex:
                     continue
                 self._roots.remove(oid)
                 self._parent[oid] = eid
-                kids = self._children.setdefault(eid, [])
+                adopted = self._children.setdefault(eid, [])
                 if sort:
-                    self._insert_child(kids, oid)
+                    self._insert_child(adopted, oid)
                 else:
-                    kids.append(oid)
+                    adopted.append(oid)
         if pid is None or pid == eid or not isinstance(pid, str):
             self._parent[eid] = None
             self._roots.append(eid)

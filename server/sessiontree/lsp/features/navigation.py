@@ -17,7 +17,7 @@ from sessiontree_protocol import types as t
 
 from sessiontree.core.errors import EntryNotFoundError
 from sessiontree.lsp import errors, mapping, notify
-from sessiontree.lsp.features._common import record_jump, remember_leaf, state_for
+from sessiontree.lsp.features._common import call_write, record_jump, remember_leaf, state_for
 from sessiontree.lsp.registry import OpenSession
 from sessiontree.lsp.server import SessionTreeServer, request
 from sessiontree.lsp.summarizer import run_summarizer
@@ -71,7 +71,7 @@ def setup(server: SessionTreeServer) -> None:
                 record_jump(ls, session, old)
             return old, manager.get_leaf_id()
 
-        old, new = await ls.registry.call(session, work)
+        old, new = await call_write(ls, session, work)
         await _moved(ls, session, old, new)
         return t.LeafResult(leaf_id=new)
 
@@ -86,7 +86,7 @@ def setup(server: SessionTreeServer) -> None:
                 record_jump(ls, session, old)
             return old  # type: ignore[no-any-return]
 
-        old = await ls.registry.call(session, work)
+        old = await call_write(ls, session, work)
         await _moved(ls, session, old, None)
         return t.LeafResult(leaf_id=None)
 
@@ -103,7 +103,7 @@ def setup(server: SessionTreeServer) -> None:
             record_jump(ls, session, old, eid)
             return eid, old, mapping.summary(manager, eid)
 
-        eid, old, summ = await ls.registry.call(session, work)
+        eid, old, summ = await call_write(ls, session, work)
         notify.did_change(ls, session, [summ], eid, old)
         notify.did_navigate(ls, session, eid, old, summ, p.from_extension)
         return t.EntryIdResult(entry_id=eid)
@@ -164,7 +164,7 @@ def setup(server: SessionTreeServer) -> None:
                 record_jump(ls, session, old, sid if isinstance(sid, str) else None)
             return res, old, summ
 
-        res, old, summ = await ls.registry.call(session, work)
+        res, old, summ = await call_write(ls, session, work)
         new = session.manager.get_leaf_id()
         if summ is not None:
             notify.did_change(ls, session, [summ], new, old)
@@ -188,7 +188,7 @@ def setup(server: SessionTreeServer) -> None:
             mapping.require_entry(session.manager, p.entry_id)
             return _nav().branch_to_new_session(session.manager, p.entry_id)
 
-        res = await ls.registry.call(session, work)
+        res = await call_write(ls, session, work)
         path = session.manager.get_session_file() if session.manager.is_persisted() else None
         ls.registry.rekey(session, os.path.realpath(path) if path else None)
         await ls.registry.call(session, lambda: remember_leaf(ls, session) if path else None)
@@ -208,7 +208,7 @@ def setup(server: SessionTreeServer) -> None:
             mapping.require_entry(session.manager, p.leaf_id)
             return session.manager.create_branched_session(p.leaf_id)  # type: ignore[no-any-return]
 
-        path = await ls.registry.call(session, work)
+        path = await call_write(ls, session, work)
         if path:
             ls.registry.rekey(session, os.path.realpath(path))
             await ls.registry.call(session, lambda: remember_leaf(ls, session))
@@ -250,7 +250,7 @@ def setup(server: SessionTreeServer) -> None:
             store.step_back(key, manager.get_leaf_id(), mapping.last_entry_id(manager))
             return False, old, manager.get_leaf_id()
 
-        cancelled, old, new = await ls.registry.call(session, work)
+        cancelled, old, new = await call_write(ls, session, work)
         if not cancelled:
             await _moved(ls, session, old, new)
         return t.NavigateResult(cancelled=cancelled, new_leaf_id=new, old_leaf_id=old)

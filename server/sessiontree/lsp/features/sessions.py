@@ -14,6 +14,7 @@ from sessiontree.core.manager import SessionManager
 from sessiontree.lsp import errors, mapping
 from sessiontree.lsp.features._common import (
     Progress,
+    call_write,
     file_size,
     log,
     manager_kwargs,
@@ -253,7 +254,7 @@ def setup(server: SessionTreeServer) -> None:
     @request(server, m.SESSION_FORK)
     async def fork(ls: SessionTreeServer, p: t.SessionParams) -> t.ForkResult:
         session = ls.registry.get(p.session)
-        res = await ls.registry.call(session, session.manager.fork)
+        res = await call_write(ls, session, session.manager.fork)
         if res is None:
             raise errors.InvalidParams(
                 "session/fork needs a session with a file (in-memory sessions cannot be forked)",
@@ -283,5 +284,5 @@ def setup(server: SessionTreeServer) -> None:
     @request(server, m.SESSION_SET_NAME)
     async def set_name(ls: SessionTreeServer, p: t.SetNameParams) -> t.SetNameResult:
         session = ls.registry.get(p.session)
-        changed = await ls.registry.call(session, session.manager.set_session_name, p.name, p.source)
+        changed = await call_write(ls, session, lambda: session.manager.set_session_name(p.name, p.source))
         return t.SetNameResult(changed=bool(changed))
