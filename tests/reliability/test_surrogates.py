@@ -199,14 +199,6 @@ def test_viewing_methods_answer_and_show_lone_surrogates_as_u_fffd(tmp_path: Pat
     assert sorted(p.name for p in path.parent.iterdir()) == ["s.jsonl"]
 
 
-# core/discovery.py (another change in flight) still writes its listing cache with the raw
-# strings, which fails on a lone surrogate; strict, so that it is noticed once it lands.
-NEEDS_DISCOVERY = pytest.mark.xfail(
-    strict=True, reason="core.discovery._summarize_fd must pass titles through jsonl.scrub_text"
-)
-
-
-@NEEDS_DISCOVERY
 def test_list_and_recent_show_a_lone_surrogate_title_as_u_fffd(tmp_path: Path) -> None:
     sessions = tmp_path / "agent" / "sessions" / "--p--"
     _write(sessions / "2025-01-01T00-00-00-000Z_5u220a7e5e55104a.jsonl", _surrogate_session("/p"))
@@ -471,7 +463,6 @@ def test_fuzzed_session_files_get_an_answer_from_every_viewing_method(tmp_path: 
     )
 
 
-@NEEDS_DISCOVERY
 def test_fuzzed_titles_and_first_messages_list_and_recent(tmp_path: Path) -> None:
     rng = random.Random(SEED + 1)
     sessions = tmp_path / "agent" / "sessions" / "--p--"

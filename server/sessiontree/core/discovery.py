@@ -30,6 +30,7 @@ import msgspec
 import orjson
 
 from .guard import PathGuard
+from .jsonl import scrub_text
 
 __all__ = [
     "RecentSessionInfo",
@@ -252,6 +253,7 @@ def get_recent_sessions(
             if not full:
                 base = os.path.basename(path)
                 full = base[: -len(".jsonl")]
+            full = scrub_text(full)
             name = full if len(full) <= 40 else full[:39] + "…"
             mtime = datetime.fromtimestamp(st.st_mtime, UTC)
             found.append((st.st_mtime, RecentSessionInfo(path, name, full, mtime)))
@@ -386,18 +388,20 @@ def _summarize_fd(fd: int, st: os.stat_result, with_text: bool = False) -> _Summ
         created_ms = ms if ms == ms else None
     cwd = header.get("cwd")
     parent = header.get("parentSession")
+    # A lone surrogate (a JavaScript writer cut a string inside an emoji) is shown as U+FFFD,
+    # the rule of every output (jsonl.scrub_text); the cache encoder could not hold it either.
     return _Summary(
         st.st_size,
         st.st_mtime_ns,
         st.st_ino,
-        str(header.get("id")),
-        cwd if isinstance(cwd, str) else "",
-        title if isinstance(title, str) else None,
-        parent if isinstance(parent, str) else None,
+        scrub_text(str(header.get("id"))),
+        scrub_text(cwd) if isinstance(cwd, str) else "",
+        scrub_text(title) if isinstance(title, str) else None,
+        scrub_text(parent) if isinstance(parent, str) else None,
         created_ms,
         count,
-        first if first is not None else "(no messages)",
-        " ".join(texts) if texts is not None else None,
+        scrub_text(first) if first is not None else "(no messages)",
+        scrub_text(" ".join(texts)) if texts is not None else None,
     )
 
 
