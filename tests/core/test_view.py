@@ -320,7 +320,8 @@ def test_search_tokens_and_searchable_text() -> None:
 
     assert found("FIX") == ["u1", "a2"]
     assert found("start user") == ["u1"]  # label plus role
-    assert found("make") == []  # a toolResult is searched by its content, not its display
+    # DIVERGENCE 9: a toolResult is also searched by its displayed call (the reference: [])
+    assert found("make") == ["r1"]
     assert found("all good") == ["r1"]
     assert found("model x/y") == ["mc"]
     assert found("thinking high") == ["tl"]
@@ -328,10 +329,13 @@ def test_search_tokens_and_searchable_text() -> None:
     assert found("custom state") == ["cu"]
     assert found("label start") == ["lb"]
     assert found("   ") == found("")
-    assert searchable_text(entries[4], None) == "label start"
-    assert searchable_text(entries[0], "L") == "L user fix the build"
-    assert searchable_text(ent("c", None, "compaction"), None) == "compaction"
-    assert searchable_text(ent("b", None, "branch_summary", summary="S"), None) == "branch summary S"
+    # the reference's parts, then the display text (DIVERGENCE 9)
+    assert searchable_text(entries[4], None) == "label start [label: start]"
+    assert searchable_text(entries[0], "L") == "L user fix the build user: fix the build"
+    assert searchable_text(ent("c", None, "compaction"), None) == "compaction [compaction: NaNk tokens]"
+    assert searchable_text(ent("b", None, "branch_summary", summary="S"), None) == (
+        "branch summary S [branch summary]: S"
+    )
 
 
 def test_selection_leaf_nearest_visible_ancestor_or_last_row() -> None:

@@ -433,10 +433,40 @@ def _searchable_body(entry: Mapping[str, Any]) -> list[str]:
     return parts
 
 
-def searchable_text(entry: Mapping[str, Any], label: str | None = None) -> str:
-    """The text a search query is matched against (not lowercased)."""
+def _search_display(entry: Mapping[str, Any]) -> str:
+    """The display text a search also matches, but for a toolResult whose call may be found.
+
+    The tool-call display of a ``toolResult`` depends on which assistant message holds the
+    call (`_CallIndex`), so it is added at query time; its fallback (``[toolName]``) only
+    when no call is found.
+    """
+    if entry.get("type") == "message":
+        msg = entry.get("message")
+        if isinstance(msg, Mapping) and msg.get("role") == "toolResult":
+            call_id = msg.get("toolCallId")
+            if isinstance(call_id, Hashable):
+                return ""
+    return display_text(entry)
+
+
+def searchable_text(
+    entry: Mapping[str, Any],
+    label: str | None = None,
+    tool_calls: _ToolCallMap | None = None,
+    home: str | None = None,
+) -> str:
+    """The text a search query is matched against (not lowercased).
+
+    The reference's parts (the label, then the parts of ``tree-view-rules.md`` by entry
+    type), then the row's display text (DIVERGENCES 9: search finds what rows show, e.g. a
+    path shown as ``[read: src/x.py]``), so the matches are a superset of the reference's.
+    ``tool_calls`` and ``home`` are those of `display_text`.
+    """
     parts = [label] if label else []
     parts += _searchable_body(entry)
+    shown = display_text(entry, tool_calls, home)
+    if shown:
+        parts.append(shown)
     return " ".join(parts)
 
 
@@ -474,8 +504,11 @@ class _Cache:
         self.flat: OrderedDict[Hashable, _Flat] = OrderedDict()
         self.filtered: OrderedDict[Hashable, _Filtered] = OrderedDict()
         self.search_version: Hashable = None
-        self.search_text: dict[str, str] = {}
+        self.search_text: dict[str, str] = {}  # lowercased, without label and tool-call display
         self.search_order: dict[str, Any] = {}  # the file order of the entry each text is of
+        # toolResult entries: the call id whose display (resolved at query time) and the
+        # fallback display (no call found, lowercased) their searchable text also holds
+        self.search_call: dict[str, tuple[Hashable, str]] = {}
         self.call_index: _CallIndex | None = None
 
 
@@ -964,6 +997,7 @@ _SEARCH_BATCH = 4096
 def _fill_search_text(source: TreeSource, cache: _Cache, ids: list[str]) -> None:
     texts = cache.search_text
     orders = cache.search_order
+    calls = cache.search_call
     skeleton = source.skeleton
     missing = []
     for eid in ids:
@@ -979,7 +1013,19 @@ def _fill_search_text(source: TreeSource, cache: _Cache, ids: list[str]) -> None
         entries = getter(chunk) if getter is not None else [source.get_entry(i) for i in chunk]
         for eid, entry in zip(chunk, entries, strict=True):
             # Matched as shown: a lone surrogate is U+FFFD (docs/storage-format.md).
-            texts[eid] = scrub_text(" ".join(_searchable_body(entry))) if entry is not None else ""
+            if entry is None:
+                texts[eid] = ""
+            else:
+                parts = _searchable_body(entry)
+                # DIVERGENCE 9: the display text too, so a search finds what the row shows.
+                shown = _search_display(entry)
+                if shown:
+                    parts.append(shown)
+                texts[eid] = scrub_text(" ".join(parts)).lower()
+                calls.pop(eid, None)
+                if not shown and entry.get("type") == "message":
+                    fallback = scrub_text(display_text(entry)).lower()
+                    calls[eid] = (entry["message"].get("toolCallId"), fallback)
             sk = skeleton(eid)
             orders[eid] = getattr(sk, "order", None) if sk is not None else None
 
@@ -1004,27 +1050,55 @@ def _keep(sk: Any, eid: str, leaf_id: str | None, mode: str, labels: Mapping[str
 
 
 def _search(
-    source: TreeSource, cache: _Cache, ids: list[str], indices: list[int], tokens: list[str]
+    source: TreeSource, cache: _Cache, flat: _Flat, indices: list[int], tokens: list[str], home: str
 ) -> list[int]:
+    ids = flat.ids
     _fill_search_text(source, cache, [ids[i] for i in indices])
     labels = source.labels
     texts = cache.search_text
+    calls = cache.search_call
+    ci: _CallIndex | None = None
     matched: list[int] = []
+    # The searchable text is its parts joined by single spaces and a token holds no
+    # whitespace, so a token is in the text exactly when it is in one of the (lowercased,
+    # cached) parts: nothing is joined or lowercased per query but the label.
     for i in indices:
         eid = ids[i]
         body = texts[eid]
-        label = labels.get(eid)
-        if label:
-            label = scrub_text(label)
-        text = (f"{label} {body}" if body else label) if label else body
-        low = text.lower()
-        if all(t in low for t in tokens):
+        call = calls.get(eid)
+        if call is not None:
+            # The tool call this toolResult row shows, as the page would resolve it.
+            if ci is None:
+                ci = _call_index(source, cache, flat, source.version())
+            shown = ci.display(call[0], flat, home)
+            if shown is None:
+                shown = call[1]
+            label = labels.get(eid)
+            if label:
+                low = scrub_text(label).lower()
+                ok = all(t in body or t in shown or t in low for t in tokens)
+            else:
+                ok = all(t in body or t in shown for t in tokens)
+        else:
+            label = labels.get(eid)
+            if label:
+                low = scrub_text(label).lower()
+                ok = all(t in body or t in low for t in tokens)
+            else:
+                ok = all(t in body for t in tokens)
+        if ok:
             matched.append(i)
     return matched
 
 
 def _visible(
-    source: TreeSource, cache: _Cache, flat: _Flat, leaf_id: str | None, mode: str, tokens: list[str]
+    source: TreeSource,
+    cache: _Cache,
+    flat: _Flat,
+    leaf_id: str | None,
+    mode: str,
+    tokens: list[str],
+    home: str,
 ) -> list[int]:
     labels = source.labels
     skeleton = _lookups(source)[0]
@@ -1033,11 +1107,17 @@ def _visible(
         sk = skeleton(eid)
         if sk is not None and _keep(sk, eid, leaf_id, mode, labels):
             out.append(i)
-    return _search(source, cache, flat.ids, out, tokens) if tokens else out
+    return _search(source, cache, flat, out, tokens, home) if tokens else out
 
 
 def _visible_extended(
-    source: TreeSource, cache: _Cache, flat: _Flat, prev: _Filtered, mode: str, tokens: list[str]
+    source: TreeSource,
+    cache: _Cache,
+    flat: _Flat,
+    prev: _Filtered,
+    mode: str,
+    tokens: list[str],
+    home: str,
 ) -> list[int] | None:
     """The rows of an extended flat from the previous rows (see `_extend`)."""
     if flat.extended_from is None:
@@ -1062,7 +1142,7 @@ def _visible_extended(
         if _keep(sk, eid, leaf, mode, labels)
     ]
     if tokens and new:
-        new = _search(source, cache, flat.ids, new, tokens)
+        new = _search(source, cache, flat, new, tokens, home)
     return head + new + [i + k for i in prev.rows[cut:]]
 
 
@@ -1092,7 +1172,7 @@ class _CallIndex:
     extensible (rebuilt when ``key``, then the source version, changes).
     """
 
-    __slots__ = ("calls", "count", "dups", "key", "owner")
+    __slots__ = ("calls", "count", "dups", "key", "owner", "shown", "shown_home")
 
     def __init__(self, key: Hashable, count: int) -> None:
         self.key = key
@@ -1100,6 +1180,9 @@ class _CallIndex:
         self.calls: dict[str, dict[Hashable, tuple[Any, Any]]] = {}
         self.owner: dict[Hashable, str] = {}
         self.dups: dict[Hashable, list[str]] = {}
+        # format_tool_call of (message id, call id) for searches, for one home
+        self.shown: dict[tuple[str, Hashable], str] = {}
+        self.shown_home: str | None = None
 
     def add(self, eid: str, entry: Mapping[str, Any] | None) -> None:
         """Record the calls of assistant entry ``eid`` (replacing what it had)."""
@@ -1136,7 +1219,9 @@ class _CallIndex:
             return
         owner = self.owner
         dups = self.dups
+        shown = self.shown
         for cid in mine:
+            shown.pop((eid, cid), None)
             lst = dups.get(cid)
             if lst is None:
                 if owner.get(cid) == eid:
@@ -1147,6 +1232,36 @@ class _CallIndex:
             if len(lst) == 1:
                 owner[cid] = lst[0]
                 del dups[cid]
+
+    def display(self, call_id: Hashable, flat: _Flat, home: str) -> str | None:
+        """`format_tool_call` of `lookup`, lowercased (None: no call), memoized for searches."""
+        eid = self._owner(call_id, flat)
+        if eid is None:
+            return None
+        if self.shown_home != home:
+            self.shown.clear()
+            self.shown_home = home
+        key = (eid, call_id)
+        text = self.shown.get(key)
+        if text is None:
+            name, args = self.calls[eid][call_id]
+            text = self.shown[key] = scrub_text(format_tool_call(name, args, home)).lower()
+        return text
+
+    def _owner(self, call_id: Hashable, flat: _Flat) -> str | None:
+        eid = self.owner.get(call_id)
+        if eid is None:
+            lst = self.dups.get(call_id)
+            if lst is None:
+                return None
+            # Several messages have this id: the one last in the flattened order wins.
+            best = -1
+            for cand in lst:
+                pos = flat.index(cand)
+                if pos is not None and pos > best:
+                    best = pos
+                    eid = cand
+        return eid
 
     def lookup(self, call_id: Hashable, flat: _Flat) -> Mapping[str, Any] | None:
         """The call as the selector's map has it for the flattened order of ``flat``."""
@@ -1371,7 +1486,7 @@ def _cache_put(od: OrderedDict[Hashable, Any], key: Hashable, value: Any, keep: 
 
 
 def _filtered(
-    source: TreeSource, leaf_id: str | None, mode: str, search: str | None
+    source: TreeSource, leaf_id: str | None, mode: str, search: str | None, home: str | None = None
 ) -> tuple[_Filtered, _Cache, Hashable]:
     cache = source._cache() if isinstance(source, _SourceBase) else _Cache()
     version = source.version()
@@ -1381,6 +1496,7 @@ def _filtered(
     if cache.search_version != content_version:
         cache.search_text.clear()
         cache.search_order.clear()
+        cache.search_call.clear()
         cache.search_version = content_version
     fkey = (version, leaf_id)
     flat = cache.flat.get(fkey)
@@ -1398,17 +1514,19 @@ def _filtered(
             flat.distinct = source.distinct_count()  # type: ignore[attr-defined]
         _cache_put(cache.flat, fkey, flat, 4)
     tokens = [t for t in scrub_text(search or "").lower().split() if t]
-    key = (version, leaf_id, mode, tuple(tokens))
+    # A search also matches tool-call displays, whose paths are shortened against home.
+    shome = (_home_dir() if home is None else home) if tokens else ""
+    key = (version, leaf_id, mode, tuple(tokens), shome)
     filt = cache.filtered.get(key)
     if filt is None:
         rows: list[int] | None = None
         if flat.extended_from is not None:
             prev_version, prev_leaf, _, _ = flat.extended_from
-            prev_filt = cache.filtered.get((prev_version, prev_leaf, mode, tuple(tokens)))
+            prev_filt = cache.filtered.get((prev_version, prev_leaf, mode, tuple(tokens), shome))
             if prev_filt is not None:
-                rows = _visible_extended(source, cache, flat, prev_filt, mode, tokens)
+                rows = _visible_extended(source, cache, flat, prev_filt, mode, tokens, shome)
         if rows is None:
-            rows = _visible(source, cache, flat, leaf_id, mode, tokens)
+            rows = _visible(source, cache, flat, leaf_id, mode, tokens, shome)
         filt = _Filtered(flat, rows)
         _cache_put(cache.filtered, key, filt, 8)
     return filt, cache, version
@@ -1452,7 +1570,7 @@ def build_view(
         raise ValueError(f"unknown filter mode {filter!r}; expected one of {', '.join(FILTER_MODES)}")
     src = as_tree_source(source)
     leaf = src.get_leaf_id() if isinstance(leaf_id, _LastEntry) else leaf_id
-    filt, cache, version = _filtered(src, leaf, filter, search)
+    filt, cache, version = _filtered(src, leaf, filter, search, home)
     total = len(filt.rows)
     selected = _selected(filt, src, leaf)
     start = max(0, offset)
