@@ -269,6 +269,40 @@ def test_a_rewrite_writes_the_escape_back(tmp_path: Path) -> None:
     assert lines[-1]["id"] == appended["id"]
 
 
+def test_a_followed_session_takes_appended_lines_with_lone_surrogates(tmp_path: Path) -> None:
+    path = tmp_path / "agent" / "sessions" / "--p--" / "live.jsonl"
+    entries = _surrogate_session("/p")
+    _write(path, entries)
+    agent = tmp_path / "agent"
+    d = RawLsp(env={"HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(agent)})
+    try:
+        opts = {"agentDir": str(agent), "allowedRoots": [str(tmp_path)], "stateDir": str(tmp_path / "st")}
+        assert "result" in d.initialize(opts)  # watch on: the daemon follows the file
+        h = _ok(d, "session/open", {"path": str(path)})["session"]
+        with open(path, "ab") as f:  # another writer, as the agent appends
+            f.write(
+                _line(_msg("x0000001", "u0000002", "user", [{"type": "text", "text": f"live {HIGH}"}], 20))
+            )
+        note = d.wait_for(
+            lambda m: m.get("method") == "session/didChange" and m["params"].get("session") == h, timeout=10
+        )
+        assert [e["text"] for e in note["params"]["appended"]] == [f"user: live {FFFD}"]
+        rows = _ok(d, "session/view", {"session": h, "filter": "all"})["rows"]
+        assert rows[-1]["id"] == "x0000001" and rows[-1]["text"] == f"user: live {FFFD}"
+    finally:
+        d.close()
+
+
+def test_appended_lines_parse_like_loading(tmp_path: Path) -> None:
+    from sessiontree.core.live import parse_appended
+
+    data = _line(_msg("x0000001", None, "user", [{"type": "text", "text": f"live {HIGH}"}], 1)) + b"{junk\n"
+    parsed = parse_appended(data)
+    assert [e["id"] for e in parsed.entries] == ["x0000001"]
+    assert parsed.entries[0]["message"]["content"][0]["text"] == f"live {HIGH}"
+    assert len(parsed.dropped) == 1
+
+
 # ------------------------------------------------------------------ the fuzzer
 
 SEED = int(os.environ.get("SURROGATE_SEED", "20"))

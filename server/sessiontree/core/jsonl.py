@@ -41,6 +41,7 @@ __all__ = [
     "js_number",
     "js_string",
     "load_entries_from_file",
+    "loads_line",
     "mask_lone_surrogate_escapes",
     "parse_jsonl_lenient",
     "parse_session_entries",
@@ -159,6 +160,22 @@ def mask_lone_surrogate_escapes(
 
     out = _SURROGATE_ESCAPE.sub(repl, buf)
     return out if len(found) > before else None
+
+
+def loads_line(line: bytes | bytearray | memoryview) -> Any:
+    """One physical line as one JSON value: orjson, and the stdlib parser for a line that
+    orjson refuses only because of lone surrogate escapes (same values as the lenient
+    parser). Raises ``ValueError`` when the line is not one JSON value."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        buf = bytes(line)
+        if b"\\u" not in buf:
+            raise
+    try:
+        return _stdlib_line(buf)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"not one JSON value: {exc}") from exc
 
 
 def scrub_text(s: str) -> str:

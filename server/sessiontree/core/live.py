@@ -186,7 +186,7 @@ def parse_appended(data: bytes) -> ParsedLines:
     dropped and reported (never guessed at). Multi-line values are not produced by any
     writer of session files; a line that does not parse alone is dropped.
     """
-    import orjson
+    from .jsonl import loads_line
 
     entries: list[dict[str, Any]] = []
     spans: list[tuple[int, int]] = []
@@ -206,8 +206,8 @@ def parse_appended(data: bytes) -> ParsedLines:
         if start == 0 and line.startswith(b"\xef\xbb\xbf"):
             line = line[3:]
         try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
+            value = loads_line(line)  # lone surrogate escapes included
+        except ValueError as exc:
             dropped.append((start, length, f"invalid JSON: {exc}"))
             continue
         if not isinstance(value, dict) or not isinstance(value.get("type"), str):
@@ -534,11 +534,11 @@ def _ingest(m: Any, data: bytes, base: int) -> tuple[list[str], list[tuple[str, 
 
 
 def _line_entry(data: bytes, offset: int, length: int) -> dict[str, Any]:
-    import orjson
+    from .jsonl import loads_line
 
     try:
-        v = orjson.loads(data[offset : offset + length])
-    except orjson.JSONDecodeError:
+        v = loads_line(data[offset : offset + length])
+    except ValueError:
         return {}
     return v if isinstance(v, dict) else {}
 
