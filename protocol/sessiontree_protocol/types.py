@@ -84,6 +84,12 @@ class SessionInfo:
     modified: str = _req("ISO timestamp of the file's modification time.")
     title: str | None = _opt("The session title (header title, else the last compaction's short summary).")
     parent_session: str | None = _opt("The header's parentSession.")
+    display_name: str | None = _opt(
+        "Addition: the name to show the session under, the same in every list, title and the CLI: the title, "
+        "else the first line of the first user message, else the file name without .jsonl; at most 60 characters "
+        '(a longer one ends with "…").',
+        addition=True,
+    )
 
 
 @attrs.define(kw_only=True)
@@ -117,6 +123,10 @@ class OpenResult:
     recovered: Recovered | None = _opt("Present when the lenient loader dropped anything.")
     restored_leaf_id: str | None = _opt(
         "Addition: the leaf remembered from an earlier daemon run that was restored on open.",
+        addition=True,
+    )
+    display_name: str | None = _opt(
+        "Addition: the name to show the session under, the `displayName` its `session/list` entry has.",
         addition=True,
     )
 

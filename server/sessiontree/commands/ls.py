@@ -1,7 +1,8 @@
 """`sessiontree ls [--all] [--cwd DIR] [--session-dir DIR] [--json]`: list sessions.
 
-Prints one line per session, newest first: modified time, message count, title (or the
-first message) and the path. Exit code 0, or 2 when the directory cannot be read.
+Prints one line per session, newest first: modified time, message count, the session's
+display name (`core.discovery.display_name`: the title, else the first user message's first
+line, else the file name; the name the editors show) and the path. Exit code 0, or 2 when the directory cannot be read.
 """
 
 from __future__ import annotations
@@ -17,18 +18,16 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "ls",
         help="list sessions of a directory (or of every project)",
-        description="List sessions newest first: modified time, message count, title or first message.",
+        description=(
+            "List sessions newest first: modified time, message count, name (the title, else the first "
+            "line of the first user message, else the file name; as the editors show it) and path."
+        ),
     )
     p.add_argument("--all", action="store_true", help="every project under the agent dir's sessions root")
     p.add_argument("--cwd", help="the project directory (default: the current directory)")
     p.add_argument("--session-dir", help="list this sessions directory instead of the cwd's")
     p.add_argument("--agent-dir", help="agent dir (default: $PI_CODING_AGENT_DIR or ~/.xcsh/agent)")
     p.add_argument("--json", action="store_true", help="print JSON")
-
-
-def _one_line(s: str, width: int) -> str:
-    s = " ".join(s.split())
-    return s if len(s) <= width else s[: width - 1] + "…"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,6 +65,5 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for s in sessions:
         modified = s.modified.astimezone().strftime("%Y-%m-%d %H:%M")
-        title = s.title if s.title else s.first_message
-        print(f"{modified}  {s.message_count:5d} msgs  {_one_line(title, 60)}  {s.path}")
+        print(f"{modified}  {s.message_count:5d} msgs  {s.display_name}  {s.path}")
     return 0

@@ -33,8 +33,12 @@ from .guard import PathGuard
 from .jsonl import scrub_text
 
 __all__ = [
+    "DISPLAY_NAME_LIMIT",
+    "NO_MESSAGES",
     "RecentSessionInfo",
     "SessionInfo",
+    "display_name",
+    "display_name_of_manager",
     "find_most_recent_session",
     "find_most_recent_session_of_dirs",
     "get_recent_sessions",
@@ -45,6 +49,101 @@ __all__ = [
 
 PREFIX_BYTES = 4096
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+DISPLAY_NAME_LIMIT = 60
+"""Characters of a session's display name (a longer one is cut and ends with "…")."""
+
+NO_MESSAGES = "(no messages)"
+"""`SessionInfo.first_message` of a session without a user message (the reference's)."""
+
+_CONTROL_OR_SPACE = re.compile("[\x00-\x1f\x7f-\x9f\\s]+")
+
+
+def _name_line(s: str) -> str:
+    """The first line of ``s`` with something to show, on one line."""
+    for line in s.split("\n"):
+        name = _CONTROL_OR_SPACE.sub(" ", line).strip()
+        if name:
+            return name
+    return ""
+
+
+def display_name(
+    title: str | None,
+    first_message: str | None,
+    path: str | None,
+    session_id: str | None = None,
+    limit: int = DISPLAY_NAME_LIMIT,
+) -> str:
+    """The one name a session is shown under: in listings, tree titles and the CLI.
+
+    The title (the header's, else the last compaction's short summary: `SessionInfo.title`),
+    else the first line of the first user message (``first_message``, ``NO_MESSAGES`` or
+    empty: none), else the file name without ``.jsonl``, else the session id. Control
+    characters and runs of whitespace are one space; cut to ``limit`` characters.
+    """
+    name = ""
+    for candidate in (title, None if first_message == NO_MESSAGES else first_message):
+        if isinstance(candidate, str):
+            name = _name_line(candidate)
+            if name:
+                break
+    if not name and path:
+        base = os.path.basename(path)
+        name = _name_line(base[: -len(".jsonl")] if base.endswith(".jsonl") else base)
+    if not name and session_id:
+        name = _name_line(session_id)
+    name = scrub_text(name)
+    return name if len(name) <= limit else name[: max(0, limit - 1)] + "…"
+
+
+def display_name_of_manager(manager: Any) -> str:
+    """`display_name` of an open session, from the inputs a listing uses (`SessionInfo`).
+
+    The title is the header's, else the short summary of the last compaction in file
+    order; the first message is the text of the first user message in file order; so an
+    open session has the name its listing row has.
+    """
+    header = manager.get_header() or {}
+    title = header.get("title")
+    index: Any = getattr(manager, "index", None)
+    sks = index.skeletons() if index is not None and hasattr(index, "skeletons") else None
+    entries: Any = None
+    if sks is None:
+        entries = manager.get_entries()
+    if title is None:
+        if sks is not None:
+            last = next((sk for sk in reversed(sks) if sk.type == "compaction"), None)
+            entry = index.entry_of(last) if last is not None else None
+        else:
+            entry = next((e for e in reversed(entries) if e.get("type") == "compaction"), None)
+        short = entry.get("shortSummary") if entry is not None else None
+        title = short if isinstance(short, str) else None
+    first: str | None = None
+    if sks is not None:
+        user = next((sk for sk in sks if sk.type == "message" and sk.role == "user"), None)
+        msg = index.entry_of(user).get("message") if user is not None else None
+    else:
+        msg = next(
+            (
+                e.get("message")
+                for e in entries
+                if e.get("type") == "message"
+                and isinstance(e.get("message"), dict)
+                and e["message"].get("role") == "user"
+            ),
+            None,
+        )
+    if isinstance(msg, dict):
+        first = _message_text(msg.get("content"))
+    path = manager.get_session_file() if manager.is_persisted() else None
+    sid = header.get("id")
+    return display_name(
+        title if isinstance(title, str) else None,
+        scrub_text(first) if first is not None else None,
+        path,
+        sid if isinstance(sid, str) else None,
+    )
 
 
 @dataclass
@@ -111,12 +210,18 @@ class SessionInfo:
             self._all_text = summary.all_text if summary is not None and summary.all_text is not None else ""
         return self._all_text
 
+    @property
+    def display_name(self) -> str:
+        """The name the session is shown under (`display_name`)."""
+        return display_name(self.title, self.first_message, self.path, self.id)
+
     def to_dict(self) -> dict[str, Any]:
         """The wire shape (camelCase, ISO timestamps)."""
         out: dict[str, Any] = {"path": self.path, "id": self.id, "cwd": self.cwd}
         if self.title is not None:
             out["title"] = self.title
         out["firstMessage"] = self.first_message
+        out["displayName"] = self.display_name
         out["messageCount"] = self.message_count
         out["created"] = _iso(self.created) if self.created else None
         out["modified"] = _iso(self.modified)
@@ -400,7 +505,7 @@ def _summarize_fd(fd: int, st: os.stat_result, with_text: bool = False) -> _Summ
         scrub_text(parent) if isinstance(parent, str) else None,
         created_ms,
         count,
-        scrub_text(first) if first is not None else "(no messages)",
+        scrub_text(first) if first is not None else NO_MESSAGES,
         scrub_text(" ".join(texts)) if texts is not None else None,
     )
 

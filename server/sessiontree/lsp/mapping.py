@@ -21,6 +21,7 @@ import orjson
 import sessiontree_protocol.types as t
 
 from sessiontree.core import view as core_view
+from sessiontree.core.discovery import display_name_of_manager
 from sessiontree.core.errors import EntryNotFoundError
 from sessiontree.core.jsonl import scrub_surrogates, scrub_text
 from sessiontree.core.tree_art import SHORT_ART_WIDTH
@@ -154,6 +155,7 @@ def session_info(info: Any) -> t.SessionInfo:
         modified=_s(iso(info.modified)),
         title=_s(info.title) or None,
         parent_session=_s(getattr(info, "parent_session_path", None)) or None,
+        display_name=_s(info.display_name),
     )
 
 
@@ -221,6 +223,7 @@ def open_result(handle: str, manager: Any, restored_leaf_id: str | None = None) 
         migrated_from=migrated if isinstance(migrated, int) else None,
         recovered=recovered,
         restored_leaf_id=restored_leaf_id,
+        display_name=_s(display_name_of_manager(manager)),
     )
 
 
