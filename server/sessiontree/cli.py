@@ -46,9 +46,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_lone_surrogates_as_replacement_chars() -> None:
+    """Print a lone surrogate (a JavaScript writer cut a string inside an emoji) as U+FFFD.
+
+    Session text may hold them (docs/storage-format.md); the terminal gets the rule every
+    output follows instead of a UnicodeEncodeError. `serve` writes bytes, so it is unaffected.
+    """
+    import codecs
+
+    def fffd(exc: UnicodeError) -> tuple[bytes, int]:
+        if not isinstance(exc, UnicodeEncodeError):
+            raise exc
+        # Bytes, not str: the UTF-8 encoder takes only ASCII text from an error handler.
+        try:
+            mark = "\ufffd".encode(exc.encoding)
+        except (UnicodeError, LookupError):
+            mark = b"?"
+        return mark * (exc.end - exc.start), exc.end
+
+    try:
+        codecs.lookup_error("sessiontree.fffd")
+    except LookupError:
+        codecs.register_error("sessiontree.fffd", fffd)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="sessiontree.fffd")
+            except (ValueError, OSError):
+                pass
+
+
 def main(argv: list[str] | None = None) -> int:
     from sessiontree.commands.common import EXIT_UNUSABLE
 
+    _show_lone_surrogates_as_replacement_chars()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):

@@ -538,3 +538,28 @@ def test_each_nasty_string_alone_in_a_title_and_texts(tmp_path: Path, nasty: byt
         if r.label is not None:
             r.label.encode("utf-8")
     assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize(
+    "verb", [["show"], ["show", "--json"], ["context"], ["context", "--json"], ["context", "--llm"], ["tree"]]
+)
+def test_the_command_line_prints_lone_surrogates_as_u_fffd(tmp_path: Path, verb: list[str]) -> None:
+    import subprocess
+    import sys
+
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(
+        b'{"type":"session","version":3,"id":"s\\ud800x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}\n'
+        b'{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+        b'"message":{"role":"user","content":"hi \\udc00 there","timestamp":1}}\n'
+    )
+    before = f.read_bytes()
+    res = subprocess.run(
+        [sys.executable, "-m", "sessiontree", *verb, str(f)],
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+    assert res.returncode == 0 and b"Traceback" not in res.stderr, res.stderr
+    out = res.stdout.decode("utf-8")  # valid UTF-8: no surrogate reached the terminal
+    assert "\ufffd" in out
+    assert f.read_bytes() == before

@@ -569,6 +569,10 @@ def _verify_blob(bdir: Path | None, h: str) -> str | None:
         return "missing"
     if not stat.S_ISREG(st.st_mode):
         return "corrupt"
+    from sessiontree.core.blobs import MAX_BLOB_BYTES
+
+    if st.st_size > MAX_BLOB_BYTES:
+        return "corrupt"  # larger than any blob sessiontree reads (a planted sparse file)
     try:
         data = read_regular_file(p)
     except DoctorError:

@@ -518,8 +518,8 @@ class SessionManager:
         header = None
         if header_line[:3] != b"\xef\xbb\xbf":
             try:
-                header = orjson.loads(header_line)
-            except orjson.JSONDecodeError:
+                header = _jsonl().loads_line(header_line)  # a lone surrogate keeps the fast path
+            except ValueError:
                 header = None
         fast = None
         if (
@@ -614,8 +614,8 @@ class SessionManager:
         if nl < 0 or first[:3] == b"\xef\xbb\xbf":
             return False
         try:
-            header = orjson.loads(first[:nl])
-        except orjson.JSONDecodeError:
+            header = _jsonl().loads_line(first[:nl])
+        except ValueError:
             return False
         if not (
             isinstance(header, dict)
