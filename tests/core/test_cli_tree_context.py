@@ -28,6 +28,22 @@ def golden_rows(name: str) -> list[str]:
     return (GOLDEN / f"{name}.txt").read_text(encoding="utf-8").splitlines()[:-1]
 
 
+def as_core_lines(lines: list[str]) -> list[str]:
+    """`tree`'s rows as the core's `Row.line()`: the CLI marks the leaf row with `●` where
+    the core has the active-path `•` (at most one row, right after the art)."""
+    art = "│├└─ ‹›0123456789"
+    out = []
+    marked = 0
+    for line in lines:
+        rest = line.lstrip(art)
+        if rest.startswith("● "):
+            marked += 1
+            line = line[: len(line) - len(rest)] + "• " + rest[2:]
+        out.append(line)
+    assert marked <= 1, lines
+    return out
+
+
 def test_tree_demo_draws_the_whole_tree(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -35,11 +51,12 @@ def test_tree_demo_draws_the_whole_tree(
     rc, out, err = run_cli(capsys, "tree", "--demo")
     assert rc == 0 and err == ""
     lines = out.splitlines()
-    assert lines[:-1] == golden_rows("demo-default")
+    assert as_core_lines(lines[:-1]) == golden_rows("demo-default")
+    assert sum(line.lstrip("│├└─ ").startswith("● ") for line in lines) == 1
     assert lines[-1].startswith("(35 of 56 entries, leaf ")
     assert any(line.startswith("├─ • [branch summary]") for line in lines)
     rc, out, _ = run_cli(capsys, "tree", "--demo", "--filter", "no-tools")
-    assert out.splitlines()[:-1] == golden_rows("demo-no-tools")
+    assert as_core_lines(out.splitlines()[:-1]) == golden_rows("demo-no-tools")
     assert out.splitlines()[-1].endswith(") [no-tools]")
 
 
@@ -109,7 +126,7 @@ def test_tree_without_file_uses_the_newest_session_or_the_demo(
     os.utime(older, (1_000_000_000, 1_000_000_000))
     rc, out, err = run_cli(capsys, "tree", "--agent-dir", str(agent))
     assert rc == 0 and err == ""
-    assert out.splitlines()[0] == "• user: new session"
+    assert out.splitlines()[0] == "● user: new session"  # the leaf
 
 
 def test_tree_bad_inputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -129,7 +146,10 @@ def test_tree_and_context_on_a_real_v1_session(capsys: pytest.CaptureFixture[str
     rc, out, _ = run_cli(capsys, "tree", str(copy))
     assert rc == 0
     lines = out.splitlines()
-    assert lines[:-1] == (GOLDEN / "real-v1-default.txt").read_text(encoding="utf-8").splitlines()[:-1]
+    assert (
+        as_core_lines(lines[:-1])
+        == (GOLDEN / "real-v1-default.txt").read_text(encoding="utf-8").splitlines()[:-1]
+    )
     assert lines[-1].startswith("(720 of 1018 entries, leaf ")
     rc, out, _ = run_cli(capsys, "context", str(copy), "--json")
     assert rc == 0
@@ -228,7 +248,7 @@ def test_model_change_of_older_pi_names_its_model(tmp_path: Path) -> None:
     res = run_proc(tmp_path, "tree", str(f), "--filter", "all")
     assert res.returncode == 0, res.stderr
     rows = res.stdout.splitlines()[:-1]
-    assert rows == ["• [model: anthropic/claude-sonnet-4-5]", "• [model: openai/gpt-5]"]
+    assert rows == ["• [model: anthropic/claude-sonnet-4-5]", "● [model: openai/gpt-5]"]
     data = json.loads(run_proc(tmp_path, "tree", str(f), "--filter", "all", "--json").stdout)
     assert [r["text"] for r in data["rows"]] == [
         "[model: anthropic/claude-sonnet-4-5]",

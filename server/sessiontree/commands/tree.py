@@ -1,11 +1,24 @@
 """`sessiontree tree [FILE]`: draw a session tree the way the agent's ``/tree`` shows it.
 
-Full lines (connectors, the ``•`` active-path marker, ``[label]``, the display text) in
-the selector's order, then a footer with the filter mode's suffix. Without FILE, the
-most recent session of the current directory under the agent dir is shown; when there
-is none, the bundled demo session (with a note on stderr). The file is opened read-only:
-nothing is migrated or written. Exit code 0; 2 for a file that cannot be shown (missing,
-unreadable, empty, no session header, not a pi session) or an unknown ``--leaf``.
+Lines (connector art, the ``•`` active-path marker, ``[label]``, the display text) in the
+selector's order, then a footer with the filter mode's suffix. Where this differs from the
+agent's selector, so that deep trees stay readable in a terminal (docs/tree-view.md):
+
+- the art is the short form of `core.tree_art` (art deeper than 8 levels is cut to its last
+  4 cells behind a depth marker ``‹N›``), so the text of every row starts within a bounded
+  column; ``--full-art`` draws the agent's full art;
+- the leaf row's marker is ``●`` where other active-path rows have ``•`` (right after the
+  art, before label and text, so it is never cut off);
+- ``--ids`` puts each row's entry id in a column at the line start;
+- on a terminal, colour: dim art and ids, the active path's marker and text in cyan, the
+  leaf in bold green, labels in yellow (``--color auto|always|never``; auto is off when
+  stdout is not a terminal, ``NO_COLOR`` is set or ``TERM=dumb``).
+
+Without FILE, the most recent session of the current directory under the agent dir is
+shown; when there is none, the bundled demo session (with a note on stderr naming the
+directories searched). The file is opened read-only: nothing is migrated or written. Exit
+code 0; 2 for a file that cannot be shown (missing, unreadable, empty, no session header,
+not a pi session) or an unknown ``--leaf``.
 """
 
 from __future__ import annotations
@@ -27,14 +40,23 @@ from sessiontree.commands.common import (
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 
+LEAF_MARKER = "● "
+"""What stands for the active-path marker ``• `` on the leaf row."""
+ACTIVE_MARKER = "• "
+
+# SGR codes (ECMA-48): the look of each part of a line on a terminal.
+_DIM = "2"
+_ACTIVE = "36"  # cyan
+_LEAF = "1;32"  # bold green
+_LABEL = "33"  # yellow
+_RESET = "\x1b[0m"
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "tree",
         help="draw a session's tree like the agent's /tree selector",
         description="Draw a session tree (active branch first, labels, filters, search).",
-        epilog="exit codes: 0 drawn; 2 the file cannot be shown (missing, unreadable, empty, "
-        "no session header, not a pi session) or --leaf is not in it.",
     )
     p.add_argument(
         "file", metavar="FILE", nargs="?", help="a session file (default: the newest of this directory)"
@@ -44,7 +66,28 @@ def register(subparsers: Any) -> None:
     p.add_argument("--leaf", metavar="ID", help="draw as if this entry were the leaf")
     p.add_argument("--demo", action="store_true", help="show the bundled demo session")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.add_argument(
+        "--full-art",
+        action="store_true",
+        help="draw the agent's full connector art (default: art deeper than 8 levels is cut to its "
+        "last 4 cells behind a depth marker ‹N›, so every row's text starts within 20 columns)",
+    )
+    p.add_argument("--ids", action="store_true", help="show each row's entry id at the line start")
+    p.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the lines (auto: only on a terminal and without NO_COLOR)",
+    )
     p.add_argument("--agent-dir", help="agent dir (default: $PI_CODING_AGENT_DIR or ~/.xcsh/agent)")
+    p.epilog = (
+        "lines: [ID] ART MARKER [LABEL] TEXT. MARKER is ● on the leaf row and • on the other\n"
+        "rows of the active path (the leaf and its ancestors), so the leaf is marked before its\n"
+        "text. The footer gives the rows shown, the leaf id and the filter.\n\n"
+        "exit codes: 0 drawn; 2 the file cannot be shown (missing, unreadable, empty, no session\n"
+        "header, not a pi session) or --leaf is not in it."
+    )
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
 @contextlib.contextmanager
@@ -68,14 +111,57 @@ def newest_session_for_cwd(cwd: str, agent_dir: str | None) -> str | None:
     return found[0] if found else None
 
 
-def render(page: Any, *, total_entries: int) -> list[str]:
+def use_color(choice: str, stream: Any = None) -> bool:
+    """Whether to colour: ``always``/``never``, or ``auto``: a terminal, no ``NO_COLOR``
+    (set and not empty, no-color.org), not ``TERM=dumb``."""
+    if choice != "auto":
+        return choice == "always"
+    stream = sys.stdout if stream is None else stream
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _sgr(code: str, text: str, color: bool) -> str:
+    return f"\x1b[{code}m{text}{_RESET}" if color and text else text
+
+
+def row_line(row: Any, *, full_art: bool = False, color: bool = False, id_width: int | None = None) -> str:
+    """One row as `tree` prints it: ``[ID] ART MARKER [LABEL] TEXT`` (see the module doc).
+
+    Without colour and ids it is `Row.line` (with ``full_art``) with the leaf's marker ``●``.
+    """
+    art = row.prefix if full_art else row.short_prefix
+    marker = LEAF_MARKER if row.is_leaf else ACTIVE_MARKER if row.on_active_path else ""
+    look = _LEAF if row.is_leaf else _ACTIVE if row.on_active_path else ""
+    parts = []
+    if id_width is not None:
+        parts.append(_sgr(_DIM, f"[{row.id}]".ljust(id_width + 2) + " ", color))
+    parts.append(_sgr(_DIM, art, color))
+    parts.append(_sgr(look, marker, color))
+    if row.label:
+        parts.append(_sgr(_LABEL, f"[{row.label}]", color) + " ")
+    parts.append(_sgr(look, row.text, color) if look else row.text)
+    return "".join(parts)
+
+
+def render(
+    page: Any,
+    *,
+    total_entries: int,
+    full_art: bool = False,
+    color: bool = False,
+    ids: bool = False,
+) -> list[str]:
     """The lines `tree` prints for a view page: the rows, then the footer."""
-    out = [row.line() for row in page.rows]
+    id_width = max((len(r.id) for r in page.rows), default=0) if ids else None
+    out = [row_line(r, full_art=full_art, color=color, id_width=id_width) for r in page.rows]
     shown = (
         f"{page.total} of {total_entries} entries" if page.total != total_entries else f"{page.total} entries"
     )
     leaf = page.leaf_id if page.leaf_id is not None else "(none)"
-    out.append(f"({shown}, leaf {leaf}){page.footer_suffix()}")
+    out.append(_sgr(_DIM, f"({shown}, leaf {leaf}){page.footer_suffix()}", color))
     return out
 
 
@@ -128,5 +214,12 @@ def _print(mgr: Any, path: str, args: argparse.Namespace) -> int:
         }
         sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK
-    sys.stdout.write("\n".join(render(page, total_entries=len(mgr.index))) + "\n")
+    lines = render(
+        page,
+        total_entries=len(mgr.index),
+        full_art=args.full_art,
+        color=use_color(args.color),
+        ids=args.ids,
+    )
+    sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK
