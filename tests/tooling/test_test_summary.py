@@ -1,0 +1,110 @@
+"""`make run` installs the runtime only; `make test` ends with a line per suite and a total.
+
+scripts/test-summary.sh runs the suites; here each suite's command is replaced
+(``TEST_SUMMARY_CMD_<SUITE>``) by one that prints what the real suite prints, and pytest also
+runs for real on a small test file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "test-summary.sh"
+
+
+def summary(*suites: str, **cmds: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    for suite, cmd in cmds.items():
+        env[f"TEST_SUMMARY_CMD_{suite}"] = cmd
+    return subprocess.run(
+        ["bash", str(SCRIPT), *suites], capture_output=True, text=True, env=env, timeout=300, cwd=ROOT
+    )
+
+
+def tail(res: subprocess.CompletedProcess[str], n: int) -> list[str]:
+    return res.stdout.splitlines()[-n:]
+
+
+FAKES = {
+    "lint": "true",
+    "typecheck": "true",
+    "pytest": "echo '....'; echo '5 passed, 2 skipped in 0.12s'",
+    "nvim": "printf 'ok 1\\n\\n7 passed, 0 failed\\n'",
+    "vscode": "echo '=== vscode summary'; echo 'vscode: 3 passed, 0 failed'",
+}
+
+
+def test_one_line_per_suite_and_a_total() -> None:
+    res = summary(**FAKES)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert tail(res, 6) == [
+        "lint: 1 passed, 0 failed",
+        "typecheck: 1 passed, 0 failed",
+        "pytest: 5 passed, 0 failed",
+        "nvim: 7 passed, 0 failed",
+        "vscode: 3 passed, 0 failed",
+        "17 passed, 0 failed",
+    ]
+
+
+def test_every_suite_runs_when_one_fails_and_the_exit_code_says_so() -> None:
+    res = summary(
+        **{
+            **FAKES,
+            "lint": "exit 1",
+            "pytest": "echo 'FAILED tests/x.py::t - 9 passed in 1s'; echo '2 failed, 5 passed, 1 error in 1.5s'; exit 1",
+            "nvim": "echo 'nvim crashed'; exit 3",  # no counts: one failure
+        }
+    )
+    assert res.returncode == 1
+    assert tail(res, 6) == [
+        "lint: 0 passed, 1 failed",
+        "typecheck: 1 passed, 0 failed",
+        "pytest: 5 passed, 3 failed",
+        "nvim: 0 passed, 1 failed",
+        "vscode: 3 passed, 0 failed",
+        "9 passed, 5 failed",
+    ]
+    assert "vscode: 3 passed, 0 failed" in res.stdout.split("=== summary")[0]  # it ran
+
+
+def test_the_real_pytest_counts(tmp_path: Path) -> None:
+    (tmp_path / "test_some.py").write_text(
+        "import pytest\n\n"
+        "def test_ok():\n    pass\n\n"
+        "def test_ok_too():\n    pass\n\n"
+        "def test_bad():\n    assert False\n\n"
+        "@pytest.mark.skip\ndef test_skipped():\n    pass\n"
+    )
+    pytest_bin = ROOT / ".venv" / "bin" / "pytest"
+    if not pytest_bin.exists():
+        pytest.skip("no .venv/bin/pytest")
+    env_args = f"-q -p no:cacheprovider --rootdir {tmp_path} {tmp_path}"
+    res = subprocess.run(
+        ["bash", str(SCRIPT), "pytest"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTEST_ARGS": env_args},
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert res.returncode == 1
+    assert tail(res, 2) == ["pytest: 2 passed, 1 failed", "2 passed, 1 failed"]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make")
+def test_make_run_installs_the_runtime_only_and_make_test_runs_the_summary() -> None:
+    run = subprocess.run(["make", "-n", "-B", "run"], capture_output=True, text=True, cwd=ROOT, check=True)
+    installs = [line for line in run.stdout.splitlines() if "pip install" in line]
+    assert installs == [".venv/bin/pip install -q -e ."], run.stdout
+    assert run.stdout.splitlines()[-1] == ".venv/bin/sessiontree tree"
+    test = subprocess.run(["make", "-n", "-B", "test"], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert ".venv/bin/pip install -q -e '.[dev]'" in test.stdout
+    assert test.stdout.splitlines()[-1] == "VENV=.venv bash scripts/test-summary.sh"
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
