@@ -1,21 +1,29 @@
-"""Registers every feature module (`features/<noun>.py:setup(server)`)."""
+"""Registers every feature module's handlers (`features/<noun>.py:setup(server)`)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-FEATURES = ("lifecycle", "sessions", "tree", "navigation", "labels", "context", "append", "doctor")
+from sessiontree.lsp.features import (
+    append,
+    context,
+    doctor,
+    labels,
+    lifecycle,
+    navigation,
+    sessions,
+    tree,
+    watch,
+)
+
+if TYPE_CHECKING:
+    from sessiontree.lsp.server import SessionTreeServer
+
+FEATURES = (lifecycle, sessions, tree, navigation, labels, context, append, doctor, watch)
+"""The feature modules, in registration order."""
 
 
-def setup(server: Any) -> None:
-    """Call `setup(server)` of each feature module, then of `features/watch.py` if present."""
-    for name in FEATURES:
-        importlib.import_module(f"sessiontree.lsp.features.{name}").setup(server)
-    try:
-        watch = importlib.import_module("sessiontree.lsp.features.watch")
-    except ModuleNotFoundError as exc:
-        if exc.name != "sessiontree.lsp.features.watch":
-            raise
-    else:
-        watch.setup(server)
+def setup(server: SessionTreeServer) -> None:
+    """Call `setup(server)` of each feature module."""
+    for feature in FEATURES:
+        feature.setup(server)

@@ -12,7 +12,8 @@ from sessiontree.core.errors import ConflictError
 from sessiontree.lsp import errors, mapping, notify
 from sessiontree.lsp.features._common import call_write
 from sessiontree.lsp.features.watch import announce_pending
-from sessiontree.lsp.server import SessionTreeServer, request
+from sessiontree.lsp.handlers import register
+from sessiontree.lsp.server import SessionTreeServer
 
 _MISSING = object()
 
@@ -106,33 +107,34 @@ def appender(entry: dict[str, Any]) -> Callable[[Any], str]:
     )
 
 
+async def append(ls: SessionTreeServer, p: t.AppendParams) -> t.AppendResult:
+    session = ls.registry.get(p.session)
+    do = appender(p.entry)
+
+    def work() -> tuple[str, str | None, t.EntrySummary]:
+        manager = session.manager
+        # External appends first, so expectedLeafId is checked against the file's state.
+        manager.sync_before_write()
+        old = manager.get_leaf_id()
+        if p.expected_leaf_id is not t.ABSENT and p.expected_leaf_id != old:
+            raise ConflictError(
+                f"Leaf is {old!r}, expected {p.expected_leaf_id!r}; nothing was appended",
+                session.path,
+            )
+        eid = do(manager)
+        return eid, old, mapping.summary(manager, eid)
+
+    try:
+        eid, old, summ = await call_write(ls, session, work)
+    except ConflictError as exc:
+        raise errors.Conflict(
+            str(exc), {"path": session.path, "leafId": session.manager.get_leaf_id()}
+        ) from exc
+    announce_pending(ls, session)  # external entries folded in first are announced first
+    notify.did_change(ls, session, [summ], eid, old)
+    return t.AppendResult(id=eid, leaf_id=eid)
+
+
 def setup(server: SessionTreeServer) -> None:
     """Register session/append."""
-
-    @request(server, m.SESSION_APPEND)
-    async def append(ls: SessionTreeServer, p: t.AppendParams) -> t.AppendResult:
-        session = ls.registry.get(p.session)
-        do = appender(p.entry)
-
-        def work() -> tuple[str, str | None, t.EntrySummary]:
-            manager = session.manager
-            # External appends first, so expectedLeafId is checked against the file's state.
-            manager.sync_before_write()
-            old = manager.get_leaf_id()
-            if p.expected_leaf_id is not t.ABSENT and p.expected_leaf_id != old:
-                raise ConflictError(
-                    f"Leaf is {old!r}, expected {p.expected_leaf_id!r}; nothing was appended",
-                    session.path,
-                )
-            eid = do(manager)
-            return eid, old, mapping.summary(manager, eid)
-
-        try:
-            eid, old, summ = await call_write(ls, session, work)
-        except ConflictError as exc:
-            raise errors.Conflict(
-                str(exc), {"path": session.path, "leafId": session.manager.get_leaf_id()}
-            ) from exc
-        announce_pending(ls, session)  # external entries folded in first are announced first
-        notify.did_change(ls, session, [summ], eid, old)
-        return t.AppendResult(id=eid, leaf_id=eid)
+    register(server, m.SESSION_APPEND, append)

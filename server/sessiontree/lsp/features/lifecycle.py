@@ -46,43 +46,45 @@ def _without_nul_paths(raw: Any, warnings: list[str]) -> Any:
     return kept
 
 
-def setup(server: SessionTreeServer) -> None:
-    """Register initialize."""
-
-    @server.feature(lsp.INITIALIZE)
-    def on_initialize(ls: SessionTreeServer, params: lsp.InitializeParams) -> None:
-        nul_warnings: list[str] = []
-        options = _without_nul_paths(params.initialization_options, nul_warnings)
-        cfg, warnings = parse_options(options)
-        warnings[:0] = nul_warnings
-        ls.config = cfg
-        logging.getLogger("sessiontree").setLevel(_LEVELS.get(cfg.log_level, logging.INFO))
-        roots: list[str] = []
-        for folder in params.workspace_folders or []:
-            path = to_fs_path(folder.uri)
+def on_initialize(ls: SessionTreeServer, params: lsp.InitializeParams) -> None:
+    """Read the options, the allowed roots and the navigation state of this connection."""
+    nul_warnings: list[str] = []
+    options = _without_nul_paths(params.initialization_options, nul_warnings)
+    cfg, warnings = parse_options(options)
+    warnings[:0] = nul_warnings
+    ls.config = cfg
+    logging.getLogger("sessiontree").setLevel(_LEVELS.get(cfg.log_level, logging.INFO))
+    roots: list[str] = []
+    for folder in params.workspace_folders or []:
+        path = to_fs_path(folder.uri)
+        if path:
+            roots.append(path)
+    if not roots:
+        if params.root_uri:
+            path = to_fs_path(params.root_uri)
             if path:
                 roots.append(path)
-        if not roots:
-            if params.root_uri:
-                path = to_fs_path(params.root_uri)
-                if path:
-                    roots.append(path)
-            elif params.root_path:
-                roots.append(params.root_path)
-        if any("\x00" in r for r in roots):
-            warnings.append("a workspace folder path contains a NUL byte; it is not an allowed root")
-            roots = [r for r in roots if "\x00" not in r]
-        ls.workspace_roots = roots
-        if cfg.allowed_roots is not None:
-            ls.access = AccessPolicy(cfg.allowed_roots)
-        else:
-            ls.access = AccessPolicy(ls.default_roots())
-        try:
-            ls.state = NavigationState(cfg.resolved_state_dir())
-        except OSError as exc:
-            warnings.append(f"navigation state unavailable ({exc}); leaves will not be remembered")
-            ls.state = NavigationState(None)
-        for w in warnings:
-            log.warning("%s", w)
-            ls.show_warning(f"sessiontree: {w}")
-        log.info("allowed roots: %s", ", ".join(str(r) for r in ls.access.roots))
+        elif params.root_path:
+            roots.append(params.root_path)
+    if any("\x00" in r for r in roots):
+        warnings.append("a workspace folder path contains a NUL byte; it is not an allowed root")
+        roots = [r for r in roots if "\x00" not in r]
+    ls.workspace_roots = roots
+    if cfg.allowed_roots is not None:
+        ls.access = AccessPolicy(cfg.allowed_roots)
+    else:
+        ls.access = AccessPolicy(ls.default_roots())
+    try:
+        ls.state = NavigationState(cfg.resolved_state_dir())
+    except OSError as exc:
+        warnings.append(f"navigation state unavailable ({exc}); leaves will not be remembered")
+        ls.state = NavigationState(None)
+    for w in warnings:
+        log.warning("%s", w)
+        ls.show_warning(f"sessiontree: {w}")
+    log.info("allowed roots: %s", ", ".join(str(r) for r in ls.access.roots))
+
+
+def setup(server: SessionTreeServer) -> None:
+    """Register initialize."""
+    server.feature(lsp.INITIALIZE)(on_initialize)

@@ -22,8 +22,9 @@ from sessiontree.lsp.features._common import (
     run_cancel_safe,
     state_for,
 )
+from sessiontree.lsp.handlers import register
 from sessiontree.lsp.registry import OpenSession
-from sessiontree.lsp.server import SessionTreeServer, request
+from sessiontree.lsp.server import SessionTreeServer
 
 
 def _close_quietly(manager: Any) -> None:
@@ -101,188 +102,199 @@ def _default_dir_checked(ls: SessionTreeServer, cwd: str, session_dir: str | Non
     return None
 
 
+async def list_sessions(ls: SessionTreeServer, p: t.ListParams) -> t.ListResult:
+    kw = manager_kwargs(ls)
+    # Files are read through the guard: a symlink to a session outside the roots is
+    # skipped unread (its id, title and text never reach the answer or the query).
+    guard = ls.access.guard
+    if p.all:
+        # Every project of the agent dir: only when its sessions root is allowed.
+        ls.access.check_dir(_sessions_root(ls))
+
+    def work() -> list[Any]:
+        if p.all:
+            return SessionManager.list_all(ls.config.agent_dir, guard=guard)
+        return SessionManager.list(_cwd(ls, p.cwd), guard=guard, **kw)
+
+    infos = await ls.registry.run(work)
+    if p.query:
+        tokens = p.query.lower().split()
+
+        def matches(info: Any) -> bool:
+            hay = " ".join(
+                str(x or "")
+                for x in (
+                    info.title,
+                    info.first_message,
+                    getattr(info, "all_messages_text", ""),
+                    info.path,
+                    info.id,
+                )
+            ).lower()
+            return all(tok in hay for tok in tokens)
+
+        infos = [i for i in infos if matches(i)]
+    if p.limit is not None:
+        infos = infos[: max(0, p.limit)]
+    return t.ListResult(sessions=[mapping.session_info(i) for i in infos])
+
+
+async def recent_sessions(ls: SessionTreeServer, p: t.RecentParams) -> t.RecentResult:
+    from sessiontree.core.discovery import get_recent_sessions
+    from sessiontree.core.paths import session_dirs_of
+
+    cwd = _cwd(ls, p.cwd)
+    sdir = _session_dir(ls, p.session_dir)
+    # Without a session dir: the cwd's dirs under every encoding (nothing renamed).
+    dirs = [sdir] if sdir is not None else session_dirs_of(cwd, ls.config.agent_dir)
+    limit = max(0, p.limit)
+
+    def work() -> list[Any]:
+        found = [info for d in dirs for info in get_recent_sessions(d, limit, ls.access.guard)]
+        found.sort(key=lambda i: i.mtime, reverse=True)
+        return found[:limit]
+
+    infos = await ls.registry.run(work)
+    return t.RecentResult(sessions=[mapping.recent_session(i) for i in infos])
+
+
+async def open_session(ls: SessionTreeServer, p: t.OpenParams) -> t.OpenResult:
+    path = str(ls.access.check_file(p.path))
+    existing = ls.registry.by_path(path)
+    if existing is not None:
+        return await ls.registry.call(
+            existing, lambda: mapping.open_result(existing.handle, existing.manager)
+        )
+    progress = Progress(ls, p.work_done_token)
+    size = file_size(path)
+    await progress.begin(f"Opening {os.path.basename(path)}", size)
+    kw = manager_kwargs(ls)
+
+    async def load() -> Any:
+        return await run_cancel_safe(ls, lambda: SessionManager.open(path, **kw), _close_quietly)
+
+    ticker = asyncio.ensure_future(progress.tick()) if progress.active else None
+    try:
+        session, new = await ls.registry.open_path(path, load)
+    finally:
+        if ticker is not None:
+            ticker.cancel()
+        progress.end("done")
+
+    def finish() -> t.OpenResult:
+        restored = _restore_leaf(ls, session) if new else None
+        return mapping.open_result(session.handle, session.manager, restored)
+
+    return await ls.registry.call(session, finish)
+
+
+async def create_session(ls: SessionTreeServer, p: t.CreateParams) -> t.OpenResult:
+    cwd = _cwd(ls, p.cwd)
+    sdir = _default_dir_checked(ls, cwd, p.session_dir)
+    kw = manager_kwargs(ls)
+
+    def work() -> Any:
+        mgr = SessionManager.create(cwd, sdir, **kw)
+        if p.parent_session:
+            mgr.new_session(p.parent_session)
+        return mgr
+
+    manager = await ls.registry.run(work)
+    session = await _register_new(ls, manager)
+    return await ls.registry.call(session, lambda: mapping.open_result(session.handle, session.manager))
+
+
+async def continue_recent(ls: SessionTreeServer, p: t.ContinueRecentParams) -> t.OpenResult:
+    cwd = _cwd(ls, p.cwd)
+    sdir = _default_dir_checked(ls, cwd, p.session_dir)
+    kw = manager_kwargs(ls)
+    if p.terminal_id:
+        kw["terminal_id"] = p.terminal_id
+
+    def work() -> Any:
+        return SessionManager.continue_recent(cwd, sdir, **kw)
+
+    manager = await run_cancel_safe(ls, work, _close_quietly)
+    path = manager.get_session_file() if manager.is_persisted() else None
+    if path:
+        ls.access.check_file(path) if os.path.exists(path) else ls.access.check_dir(os.path.dirname(path))
+    session = await _register_new(ls, manager)
+
+    def finish() -> t.OpenResult:
+        restored = _restore_leaf(ls, session) if session.manager is manager else None
+        return mapping.open_result(session.handle, session.manager, restored)
+
+    return await ls.registry.call(session, finish)
+
+
+async def open_in_memory(ls: SessionTreeServer, p: t.OpenInMemoryParams) -> t.OpenResult:
+    manager = await ls.registry.run(lambda: SessionManager.in_memory(p.cwd))
+    session = ls.registry.add(manager, None)
+    return mapping.open_result(session.handle, manager)
+
+
+async def fork_from(ls: SessionTreeServer, p: t.ForkFromParams) -> t.OpenResult:
+    source = str(ls.access.check_file(p.source_path))
+    if not os.path.exists(source):
+        raise errors.InvalidParams(
+            f"No such session file: {p.source_path}", {"field": "sourcePath", "reason": "no such file"}
+        )
+    cwd = _cwd(ls, p.cwd)
+    sdir = _default_dir_checked(ls, cwd, p.session_dir)
+    kw = manager_kwargs(ls)
+    manager = await run_cancel_safe(
+        ls, lambda: SessionManager.fork_from(source, cwd, sdir, **kw), _close_quietly
+    )
+    session = await _register_new(ls, manager)
+    return await ls.registry.call(session, lambda: mapping.open_result(session.handle, session.manager))
+
+
+async def fork(ls: SessionTreeServer, p: t.SessionParams) -> t.ForkResult:
+    session = ls.registry.get(p.session)
+    res = await call_write(ls, session, session.manager.fork)
+    if res is None:
+        raise errors.InvalidParams(
+            "session/fork needs a session with a file (in-memory sessions cannot be forked)",
+            {"field": "session", "reason": "not persisted"},
+        )
+    old, new = res
+    ls.registry.rekey(session, os.path.realpath(new))
+    await ls.registry.call(session, lambda: remember_leaf(ls, session))
+    return t.ForkResult(old_path=str(old), new_path=str(new))
+
+
+async def close_session(ls: SessionTreeServer, p: t.SessionParams) -> None:
+    session = ls.registry.get(p.session)
+
+    try:
+        await ls.registry.call(session, session.manager.close)
+    finally:
+        ls.registry.remove(session)
+    return None
+
+
+async def flush_session(ls: SessionTreeServer, p: t.SessionParams) -> None:
+    session = ls.registry.get(p.session)
+    await ls.registry.call(session, session.manager.flush)
+    return None
+
+
+async def set_name(ls: SessionTreeServer, p: t.SetNameParams) -> t.SetNameResult:
+    session = ls.registry.get(p.session)
+    changed = await call_write(ls, session, lambda: session.manager.set_session_name(p.name, p.source))
+    return t.SetNameResult(changed=bool(changed))
+
+
 def setup(server: SessionTreeServer) -> None:
     """Register the session lifecycle methods."""
-
-    @request(server, m.SESSION_LIST)
-    async def list_(ls: SessionTreeServer, p: t.ListParams) -> t.ListResult:
-        kw = manager_kwargs(ls)
-        # Files are read through the guard: a symlink to a session outside the roots is
-        # skipped unread (its id, title and text never reach the answer or the query).
-        guard = ls.access.guard
-        if p.all:
-            # Every project of the agent dir: only when its sessions root is allowed.
-            ls.access.check_dir(_sessions_root(ls))
-
-        def work() -> list[Any]:
-            if p.all:
-                return SessionManager.list_all(ls.config.agent_dir, guard=guard)
-            return SessionManager.list(_cwd(ls, p.cwd), guard=guard, **kw)
-
-        infos = await ls.registry.run(work)
-        if p.query:
-            tokens = p.query.lower().split()
-
-            def matches(info: Any) -> bool:
-                hay = " ".join(
-                    str(x or "")
-                    for x in (
-                        info.title,
-                        info.first_message,
-                        getattr(info, "all_messages_text", ""),
-                        info.path,
-                        info.id,
-                    )
-                ).lower()
-                return all(tok in hay for tok in tokens)
-
-            infos = [i for i in infos if matches(i)]
-        if p.limit is not None:
-            infos = infos[: max(0, p.limit)]
-        return t.ListResult(sessions=[mapping.session_info(i) for i in infos])
-
-    @request(server, m.SESSION_RECENT)
-    async def recent(ls: SessionTreeServer, p: t.RecentParams) -> t.RecentResult:
-        from sessiontree.core.discovery import get_recent_sessions
-        from sessiontree.core.paths import session_dirs_of
-
-        cwd = _cwd(ls, p.cwd)
-        sdir = _session_dir(ls, p.session_dir)
-        # Without a session dir: the cwd's dirs under every encoding (nothing renamed).
-        dirs = [sdir] if sdir is not None else session_dirs_of(cwd, ls.config.agent_dir)
-        limit = max(0, p.limit)
-
-        def work() -> list[Any]:
-            found = [info for d in dirs for info in get_recent_sessions(d, limit, ls.access.guard)]
-            found.sort(key=lambda i: i.mtime, reverse=True)
-            return found[:limit]
-
-        infos = await ls.registry.run(work)
-        return t.RecentResult(sessions=[mapping.recent_session(i) for i in infos])
-
-    @request(server, m.SESSION_OPEN)
-    async def open_(ls: SessionTreeServer, p: t.OpenParams) -> t.OpenResult:
-        path = str(ls.access.check_file(p.path))
-        existing = ls.registry.by_path(path)
-        if existing is not None:
-            return await ls.registry.call(
-                existing, lambda: mapping.open_result(existing.handle, existing.manager)
-            )
-        progress = Progress(ls, p.work_done_token)
-        size = file_size(path)
-        await progress.begin(f"Opening {os.path.basename(path)}", size)
-        kw = manager_kwargs(ls)
-
-        async def load() -> Any:
-            return await run_cancel_safe(ls, lambda: SessionManager.open(path, **kw), _close_quietly)
-
-        ticker = asyncio.ensure_future(progress.tick()) if progress.active else None
-        try:
-            session, new = await ls.registry.open_path(path, load)
-        finally:
-            if ticker is not None:
-                ticker.cancel()
-            progress.end("done")
-
-        def finish() -> t.OpenResult:
-            restored = _restore_leaf(ls, session) if new else None
-            return mapping.open_result(session.handle, session.manager, restored)
-
-        return await ls.registry.call(session, finish)
-
-    @request(server, m.SESSION_CREATE)
-    async def create(ls: SessionTreeServer, p: t.CreateParams) -> t.OpenResult:
-        cwd = _cwd(ls, p.cwd)
-        sdir = _default_dir_checked(ls, cwd, p.session_dir)
-        kw = manager_kwargs(ls)
-
-        def work() -> Any:
-            mgr = SessionManager.create(cwd, sdir, **kw)
-            if p.parent_session:
-                mgr.new_session(p.parent_session)
-            return mgr
-
-        manager = await ls.registry.run(work)
-        session = await _register_new(ls, manager)
-        return await ls.registry.call(session, lambda: mapping.open_result(session.handle, session.manager))
-
-    @request(server, m.SESSION_CONTINUE_RECENT)
-    async def continue_recent(ls: SessionTreeServer, p: t.ContinueRecentParams) -> t.OpenResult:
-        cwd = _cwd(ls, p.cwd)
-        sdir = _default_dir_checked(ls, cwd, p.session_dir)
-        kw = manager_kwargs(ls)
-        if p.terminal_id:
-            kw["terminal_id"] = p.terminal_id
-
-        def work() -> Any:
-            return SessionManager.continue_recent(cwd, sdir, **kw)
-
-        manager = await run_cancel_safe(ls, work, _close_quietly)
-        path = manager.get_session_file() if manager.is_persisted() else None
-        if path:
-            ls.access.check_file(path) if os.path.exists(path) else ls.access.check_dir(os.path.dirname(path))
-        session = await _register_new(ls, manager)
-
-        def finish() -> t.OpenResult:
-            restored = _restore_leaf(ls, session) if session.manager is manager else None
-            return mapping.open_result(session.handle, session.manager, restored)
-
-        return await ls.registry.call(session, finish)
-
-    @request(server, m.SESSION_OPEN_IN_MEMORY)
-    async def open_in_memory(ls: SessionTreeServer, p: t.OpenInMemoryParams) -> t.OpenResult:
-        manager = await ls.registry.run(lambda: SessionManager.in_memory(p.cwd))
-        session = ls.registry.add(manager, None)
-        return mapping.open_result(session.handle, manager)
-
-    @request(server, m.SESSION_FORK_FROM)
-    async def fork_from(ls: SessionTreeServer, p: t.ForkFromParams) -> t.OpenResult:
-        source = str(ls.access.check_file(p.source_path))
-        if not os.path.exists(source):
-            raise errors.InvalidParams(
-                f"No such session file: {p.source_path}", {"field": "sourcePath", "reason": "no such file"}
-            )
-        cwd = _cwd(ls, p.cwd)
-        sdir = _default_dir_checked(ls, cwd, p.session_dir)
-        kw = manager_kwargs(ls)
-        manager = await run_cancel_safe(
-            ls, lambda: SessionManager.fork_from(source, cwd, sdir, **kw), _close_quietly
-        )
-        session = await _register_new(ls, manager)
-        return await ls.registry.call(session, lambda: mapping.open_result(session.handle, session.manager))
-
-    @request(server, m.SESSION_FORK)
-    async def fork(ls: SessionTreeServer, p: t.SessionParams) -> t.ForkResult:
-        session = ls.registry.get(p.session)
-        res = await call_write(ls, session, session.manager.fork)
-        if res is None:
-            raise errors.InvalidParams(
-                "session/fork needs a session with a file (in-memory sessions cannot be forked)",
-                {"field": "session", "reason": "not persisted"},
-            )
-        old, new = res
-        ls.registry.rekey(session, os.path.realpath(new))
-        await ls.registry.call(session, lambda: remember_leaf(ls, session))
-        return t.ForkResult(old_path=str(old), new_path=str(new))
-
-    @request(server, m.SESSION_CLOSE)
-    async def close(ls: SessionTreeServer, p: t.SessionParams) -> None:
-        session = ls.registry.get(p.session)
-
-        try:
-            await ls.registry.call(session, session.manager.close)
-        finally:
-            ls.registry.remove(session)
-        return None
-
-    @request(server, m.SESSION_FLUSH)
-    async def flush(ls: SessionTreeServer, p: t.SessionParams) -> None:
-        session = ls.registry.get(p.session)
-        await ls.registry.call(session, session.manager.flush)
-        return None
-
-    @request(server, m.SESSION_SET_NAME)
-    async def set_name(ls: SessionTreeServer, p: t.SetNameParams) -> t.SetNameResult:
-        session = ls.registry.get(p.session)
-        changed = await call_write(ls, session, lambda: session.manager.set_session_name(p.name, p.source))
-        return t.SetNameResult(changed=bool(changed))
+    register(server, m.SESSION_LIST, list_sessions)
+    register(server, m.SESSION_RECENT, recent_sessions)
+    register(server, m.SESSION_OPEN, open_session)
+    register(server, m.SESSION_CREATE, create_session)
+    register(server, m.SESSION_CONTINUE_RECENT, continue_recent)
+    register(server, m.SESSION_OPEN_IN_MEMORY, open_in_memory)
+    register(server, m.SESSION_FORK_FROM, fork_from)
+    register(server, m.SESSION_FORK, fork)
+    register(server, m.SESSION_CLOSE, close_session)
+    register(server, m.SESSION_FLUSH, flush_session)
+    register(server, m.SESSION_SET_NAME, set_name)

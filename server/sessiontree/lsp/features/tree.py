@@ -12,7 +12,8 @@ from sessiontree_protocol import types as t
 from sessiontree.core import view as core_view
 from sessiontree.core.errors import EntryNotFoundError
 from sessiontree.lsp import mapping
-from sessiontree.lsp.server import SessionTreeServer, request
+from sessiontree.lsp.handlers import register
+from sessiontree.lsp.server import SessionTreeServer
 
 
 def tree_json(manager: Any) -> orjson.Fragment:
@@ -59,87 +60,91 @@ def tree_json(manager: Any) -> orjson.Fragment:
     return orjson.Fragment(b"".join(parts))
 
 
+async def tree(ls: SessionTreeServer, p: t.SessionParams) -> Any:
+    session = ls.registry.get(p.session)
+    return await ls.registry.call(session, tree_json, session.manager)
+
+
+async def view(ls: SessionTreeServer, p: t.ViewParams) -> t.ViewResult:
+    session = ls.registry.get(p.session)
+
+    def work() -> t.ViewResult:
+        kw: dict[str, Any] = {
+            "filter": p.filter,
+            "search": p.search,
+            "offset": max(0, p.offset),
+            "limit": p.limit,
+        }
+        if p.leaf_id is not t.ABSENT:
+            if p.leaf_id is not None:
+                mapping.require_entry(session.manager, p.leaf_id)
+            kw["leaf_id"] = p.leaf_id
+        return mapping.view_result(core_view.build_view(session.manager, **kw))
+
+    return await ls.registry.call(session, work)
+
+
+async def children(ls: SessionTreeServer, p: t.ChildrenParams) -> t.EntrySummariesResult:
+    session = ls.registry.get(p.session)
+
+    def work() -> t.EntrySummariesResult:
+        if p.parent_id is not None:
+            mapping.require_entry(session.manager, p.parent_id)
+        ids = session.manager.index.children(p.parent_id)
+        return t.EntrySummariesResult(entries=mapping.summaries(session.manager, ids))
+
+    return await ls.registry.call(session, work)
+
+
+async def path(ls: SessionTreeServer, p: t.PathParams) -> t.EntrySummariesResult:
+    session = ls.registry.get(p.session)
+
+    def work() -> t.EntrySummariesResult:
+        start = p.from_id if p.from_id is not None else session.manager.get_leaf_id()
+        if start is None:
+            return t.EntrySummariesResult(entries=[])
+        mapping.require_entry(session.manager, start)
+        ids = session.manager.index.path_to_root(start)
+        return t.EntrySummariesResult(entries=mapping.summaries(session.manager, ids))
+
+    return await ls.registry.call(session, work)
+
+
+async def entry(ls: SessionTreeServer, p: t.EntryParams) -> t.EntryResult:
+    session = ls.registry.get(p.session)
+
+    def work() -> t.EntryResult:
+        e = session.manager.get_entry(p.id)
+        if e is None:
+            raise EntryNotFoundError(p.id)
+        if p.resolve_blobs:
+            e = copy.deepcopy(e)
+            from sessiontree.core.persistence import resolve_blob_refs
+
+            resolve_blob_refs(e, session.manager._blob_store())
+        return t.EntryResult(entry=mapping.wire_safe(e))
+
+    return await ls.registry.call(session, work)
+
+
+async def entries(ls: SessionTreeServer, p: t.EntriesParams) -> t.EntriesResult:
+    session = ls.registry.get(p.session)
+
+    def work() -> t.EntriesResult:
+        order = session.manager.index.order()
+        start = max(0, p.offset)
+        end = len(order) if p.limit is None else min(len(order), start + max(0, p.limit))
+        out = [session.manager.get_entry(i) for i in order[start:end]]
+        return t.EntriesResult(entries=mapping.wire_safe([e for e in out if e is not None]), total=len(order))
+
+    return await ls.registry.call(session, work)
+
+
 def setup(server: SessionTreeServer) -> None:
     """Register the tree-reading methods."""
-
-    @request(server, m.SESSION_TREE)
-    async def tree(ls: SessionTreeServer, p: t.SessionParams) -> Any:
-        session = ls.registry.get(p.session)
-        return await ls.registry.call(session, tree_json, session.manager)
-
-    @request(server, m.SESSION_VIEW)
-    async def view(ls: SessionTreeServer, p: t.ViewParams) -> t.ViewResult:
-        session = ls.registry.get(p.session)
-
-        def work() -> t.ViewResult:
-            kw: dict[str, Any] = {
-                "filter": p.filter,
-                "search": p.search,
-                "offset": max(0, p.offset),
-                "limit": p.limit,
-            }
-            if p.leaf_id is not t.ABSENT:
-                if p.leaf_id is not None:
-                    mapping.require_entry(session.manager, p.leaf_id)
-                kw["leaf_id"] = p.leaf_id
-            return mapping.view_result(core_view.build_view(session.manager, **kw))
-
-        return await ls.registry.call(session, work)
-
-    @request(server, m.SESSION_CHILDREN)
-    async def children(ls: SessionTreeServer, p: t.ChildrenParams) -> t.EntrySummariesResult:
-        session = ls.registry.get(p.session)
-
-        def work() -> t.EntrySummariesResult:
-            if p.parent_id is not None:
-                mapping.require_entry(session.manager, p.parent_id)
-            ids = session.manager.index.children(p.parent_id)
-            return t.EntrySummariesResult(entries=mapping.summaries(session.manager, ids))
-
-        return await ls.registry.call(session, work)
-
-    @request(server, m.SESSION_PATH)
-    async def path(ls: SessionTreeServer, p: t.PathParams) -> t.EntrySummariesResult:
-        session = ls.registry.get(p.session)
-
-        def work() -> t.EntrySummariesResult:
-            start = p.from_id if p.from_id is not None else session.manager.get_leaf_id()
-            if start is None:
-                return t.EntrySummariesResult(entries=[])
-            mapping.require_entry(session.manager, start)
-            ids = session.manager.index.path_to_root(start)
-            return t.EntrySummariesResult(entries=mapping.summaries(session.manager, ids))
-
-        return await ls.registry.call(session, work)
-
-    @request(server, m.SESSION_ENTRY)
-    async def entry(ls: SessionTreeServer, p: t.EntryParams) -> t.EntryResult:
-        session = ls.registry.get(p.session)
-
-        def work() -> t.EntryResult:
-            e = session.manager.get_entry(p.id)
-            if e is None:
-                raise EntryNotFoundError(p.id)
-            if p.resolve_blobs:
-                e = copy.deepcopy(e)
-                from sessiontree.core.persistence import resolve_blob_refs
-
-                resolve_blob_refs(e, session.manager._blob_store())
-            return t.EntryResult(entry=mapping.wire_safe(e))
-
-        return await ls.registry.call(session, work)
-
-    @request(server, m.SESSION_ENTRIES)
-    async def entries(ls: SessionTreeServer, p: t.EntriesParams) -> t.EntriesResult:
-        session = ls.registry.get(p.session)
-
-        def work() -> t.EntriesResult:
-            order = session.manager.index.order()
-            start = max(0, p.offset)
-            end = len(order) if p.limit is None else min(len(order), start + max(0, p.limit))
-            out = [session.manager.get_entry(i) for i in order[start:end]]
-            return t.EntriesResult(
-                entries=mapping.wire_safe([e for e in out if e is not None]), total=len(order)
-            )
-
-        return await ls.registry.call(session, work)
+    register(server, m.SESSION_TREE, tree)
+    register(server, m.SESSION_VIEW, view)
+    register(server, m.SESSION_CHILDREN, children)
+    register(server, m.SESSION_PATH, path)
+    register(server, m.SESSION_ENTRY, entry)
+    register(server, m.SESSION_ENTRIES, entries)

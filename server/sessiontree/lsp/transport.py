@@ -1,0 +1,188 @@
+"""The byte streams of a connection: LSP base framing, body size limits, a thread-safe writer.
+
+- `Framing` finds each body's length in the header lines. A header glued behind junk, a
+  lower-case name or a bare `\\n` is normalized first (`normalize_header_line`), so the
+  stream resynchronizes after garbage instead of losing every later message.
+- The readers (`StdinReader` for stdio, `StreamReader` for a TCP connection) hand bodies
+  over as bytes; a body over the connection's limit is skipped without being held in
+  memory and handed over as `TooLarge`, with the id found in its first bytes so that the
+  refusal can answer it.
+- `LoopWriter` lets worker threads write to an asyncio stream (notifications are sent
+  from workers); writes after the connection closed are dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+from pygls.io_ import StdinAsyncReader
+
+HEAD_BYTES = 4096
+"""How much of a skipped body is kept to find its id."""
+
+
+@attrs.frozen
+class TooLarge:
+    """A body over the request size limit, skipped without being held in memory."""
+
+    size: int
+    limit: int
+    msg_id: Any
+
+
+_ID_IN_HEAD = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d{1,20})(?=\s*[,}])')
+
+
+def too_large(n: int, limit: int, head: bytes) -> TooLarge:
+    """The refusal of a body over the limit, with the id found in its first bytes."""
+    match = _ID_IN_HEAD.search(head)
+    msg_id: Any = None
+    if match:
+        try:
+            msg_id = json.loads(match.group(1))
+        except ValueError:
+            msg_id = None
+    return TooLarge(n, limit, msg_id)
+
+
+_HEADER = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)[ \t]*\r?\n?$", re.IGNORECASE)
+_CONTENT_LENGTH = re.compile(rb"Content-Length: (\d+)\r\n")
+
+
+def normalize_header_line(line: bytes) -> bytes:
+    """Only exactly "Content-Length: N\\r\\n" is a header to the framing. Garbage glued in
+    front of a header (a body that was shorter than announced, junk without a newline), a
+    lower-case name or a bare \\n would make it skip the header and lose every later
+    message; such lines are normalized so that the stream resynchronizes."""
+    if not line or (line.startswith(b"Content-Length: ") and line.endswith(b"\r\n")):
+        return line
+    i = line.lower().rfind(b"content-length")
+    if i >= 0:
+        mo = _HEADER.match(line, i)
+        if mo:
+            return b"Content-Length: " + mo.group(1) + b"\r\n"
+    return line
+
+
+class Framing:
+    """The header state of one stream: LSP base framing, as pygls reads it."""
+
+    def __init__(self) -> None:
+        self.length = 0
+
+    def feed(self, line: bytes) -> int | None:
+        """One header line; the body length once a blank line ends the headers, else None."""
+        line = normalize_header_line(line)
+        if not self.length:
+            mo = _CONTENT_LENGTH.fullmatch(line)
+            if mo:
+                self.length = int(mo.group(1))
+        if self.length and not line.strip():
+            n, self.length = self.length, 0
+            return n
+        return None
+
+
+class StreamReader:
+    """Header lines and bodies of a TCP connection; bodies over the limit are skipped."""
+
+    def __init__(self, reader: asyncio.StreamReader, limit: Callable[[], int]) -> None:
+        self._reader = reader
+        self._limit = limit
+
+    async def readline(self) -> bytes:
+        """One header line (b"" once the connection is gone)."""
+        try:
+            return await self._reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial
+        except asyncio.LimitOverrunError as exc:
+            return await self._reader.readexactly(exc.consumed)
+        except (ConnectionError, OSError):
+            return b""
+
+    async def readexactly(self, n: int) -> bytes | TooLarge:
+        """A body of `n` bytes, `TooLarge` over the limit, b"" once the connection is gone."""
+        limit = self._limit()
+        try:
+            if n <= limit:
+                return await self._reader.readexactly(n)
+            head = await self._reader.readexactly(min(n, HEAD_BYTES))
+            left = n - len(head)
+            while left > 0:
+                chunk = await self._reader.read(min(left, 1 << 20))
+                if not chunk:
+                    return b""
+                left -= len(chunk)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            return b""  # the client went away: the read loop stops
+        return too_large(n, limit, head)
+
+
+class StdinReader(StdinAsyncReader):
+    """Header lines and bodies of stdin, read in a worker; bodies over the limit are skipped."""
+
+    def __init__(self, stdin: Any, executor: Any, limit: Callable[[], int]) -> None:
+        super().__init__(stdin, executor)
+        self._limit = limit
+
+    def _read_header_line(self) -> bytes:
+        return self.stdin.readline(65536)  # type: ignore[no-any-return]
+
+    def readline(self) -> Any:
+        """One header line (b"" at the end of input)."""
+        return self.loop.run_in_executor(self.executor, self._read_header_line)
+
+    def _read_body(self, n: int) -> bytes | TooLarge:
+        limit = self._limit()
+        if n <= limit:
+            data: bytes = self.stdin.read(n)
+            return data  # short at the end of input: answered, then the read loop stops
+        head = self.stdin.read(min(n, HEAD_BYTES))
+        left = n - len(head)
+        while left > 0:
+            chunk = self.stdin.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            left -= len(chunk)
+        return too_large(n, limit, head)
+
+    def readexactly(self, n: int) -> Any:
+        """A body of `n` bytes, or `TooLarge` over the limit."""
+        return self.loop.run_in_executor(self.executor, self._read_body, n)
+
+
+class LoopWriter:
+    """An asyncio stream writer that any thread may write to (worker threads send
+    notifications); writes after the connection closed are dropped."""
+
+    def __init__(self, writer: asyncio.StreamWriter, loop: asyncio.AbstractEventLoop) -> None:
+        self._writer = writer
+        self._loop = loop
+
+    def _write(self, data: bytes) -> None:
+        if not self._writer.is_closing():
+            self._writer.write(data)
+
+    def write(self, data: bytes) -> None:
+        """Write `data` from the loop's thread at once, from any other thread soon."""
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self._loop:
+            self._write(data)
+        else:
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is listening
+                self._loop.call_soon_threadsafe(self._write, data)
+
+    def close(self) -> None:
+        """Close the stream (from any thread)."""
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._writer.close)
