@@ -29,7 +29,7 @@ end
 
 --- Short descriptions (help popup and keymap `desc`).
 M.descriptions = {
-  navigate = "Navigate here: move the leaf to this entry (optional branch summary)",
+  navigate = "Navigate here: move the leaf (optional summary)",
   label_set = "Set the label of this entry",
   label_clear = "Clear the label of this entry",
   filter_next = "Next filter mode",
@@ -41,7 +41,7 @@ M.descriptions = {
   filter_all = "Filter: all",
   search = "Search (empty clears)",
   search_clear = "Clear the search",
-  branch = "Branch to a new session from this user message",
+  branch = "Branch: a new session from this user message",
   preview = "Preview the entry as stored (JSON)",
   context = "Show what the model sees from this entry",
   jump_leaf = "Put the cursor on the leaf",
@@ -200,6 +200,7 @@ function M.branch(state)
       local s = view().show({
         session = result.session or state.session,
         path = result.path ~= vim.NIL and result.path or nil,
+        displayName = result.displayName,
         header = {},
       })
       s.editor_text = result.selectedText
@@ -247,7 +248,9 @@ local function pretty(v, indent)
 end
 M.pretty = pretty
 
-local function show_scratch(name, lines, filetype, style)
+--- A scratch buffer in a float ("float": 60% of the editor; "fit": sized to its lines) or
+--- a split; `title` (default: the name) goes on a float's border.
+local function show_scratch(name, lines, filetype, style, title)
   local buf = vim.api.nvim_create_buf(false, true)
   vim.bo[buf].bufhidden = "wipe"
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
@@ -255,18 +258,31 @@ local function show_scratch(name, lines, filetype, style)
   vim.bo[buf].filetype = filetype
   pcall(vim.api.nvim_buf_set_name, buf, name)
   local win
-  if style == "float" then
-    local width = math.min(math.max(40, math.floor(vim.o.columns * 0.6)), vim.o.columns - 4)
-    local height = math.min(#lines, math.max(5, math.floor(vim.o.lines * 0.6)))
+  title = " " .. (title or name) .. " "
+  if style == "float" or style == "fit" then
+    local width, height
+    if style == "fit" then
+      -- as wide as the longest line and as tall as the lines, so nothing wraps or hides;
+      -- the editor (less the border and the command line) is the limit
+      local widest = vim.fn.strdisplaywidth(title)
+      for _, l in ipairs(lines) do
+        widest = math.max(widest, vim.fn.strdisplaywidth(l))
+      end
+      width = math.max(1, math.min(widest, vim.o.columns - 2))
+      height = math.max(1, math.min(#lines, vim.o.lines - vim.o.cmdheight - 2))
+    else
+      width = math.min(math.max(40, math.floor(vim.o.columns * 0.6)), vim.o.columns - 4)
+      height = math.min(#lines, math.max(5, math.floor(vim.o.lines * 0.6)))
+    end
     win = vim.api.nvim_open_win(buf, true, {
       relative = "editor",
       width = width,
       height = height,
-      row = math.floor((vim.o.lines - height) / 2),
-      col = math.floor((vim.o.columns - width) / 2),
+      row = math.max(0, math.floor((vim.o.lines - vim.o.cmdheight - height - 2) / 2)),
+      col = math.max(0, math.floor((vim.o.columns - width - 2) / 2)),
       style = "minimal",
       border = "rounded",
-      title = " " .. name .. " ",
+      title = title,
     })
   else
     vim.cmd("botright split")
@@ -274,6 +290,17 @@ local function show_scratch(name, lines, filetype, style)
     vim.api.nvim_win_set_buf(win, buf)
   end
   vim.wo[win].wrap = true
+  if style == "fit" then
+    -- wider than the editor: wrap at word boundaries and grow to the wrapped height
+    vim.wo[win].linebreak = true
+    vim.wo[win].breakindent = true
+    local fits = vim.api.nvim_win_get_width(win) >= vim.fn.max(vim.tbl_map(vim.fn.strdisplaywidth, lines))
+    vim.wo[win].wrap = not fits
+    if not fits and vim.api.nvim_win_text_height then
+      local need = vim.api.nvim_win_text_height(win, {}).all
+      vim.api.nvim_win_set_config(win, { height = math.max(1, math.min(need, vim.o.lines - vim.o.cmdheight - 2)) })
+    end
+  end
   vim.keymap.set("n", "q", function()
     if vim.api.nvim_win_is_valid(win) then
       vim.api.nvim_win_close(win, true)
@@ -383,7 +410,8 @@ function M.help(state)
   local keymaps = require("sessiontree.config").get().keymaps
   local keys = vim.tbl_keys(keymaps)
   table.sort(keys)
-  local lines = { "sessiontree keymaps (q closes)", "" }
+  -- the heading is the float's title, so every line of the float is a keymap
+  local lines = {}
   for _, key in ipairs(keys) do
     local action = keymaps[key]
     if action then
@@ -391,7 +419,8 @@ function M.help(state)
       table.insert(lines, ("%-8s %-20s %s"):format(key, name, M.descriptions[name] or ""))
     end
   end
-  state.help_buf = show_scratch("sessiontree-help", lines, "sessiontreehelp", "float")
+  state.help_buf, state.help_win =
+    show_scratch("sessiontree-help", lines, "sessiontreehelp", "fit", "sessiontree keymaps (q closes)")
 end
 
 --- Set the buffer-local keymaps of a sidebar buffer from the `keymaps` option.

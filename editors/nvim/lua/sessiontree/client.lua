@@ -78,15 +78,42 @@ local function dispatch(method)
   end
 end
 
-local function resolve_cmd()
-  local cmd = config.get().cmd
-  if type(cmd) == "function" then
-    cmd = cmd()
-  end
-  return cmd
+--- The plugin's runtimepath root (editors/nvim of the repository).
+M.plugin_root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h")
+--- The repository root holding the Python package (when the plugin is a checkout).
+M.repo_root = vim.fn.fnamemodify(M.plugin_root, ":h:h")
+--- Where the build step puts the daemon: scripts/build.sh makes this venv.
+M.venv_daemon = M.plugin_root .. "/.venv/bin/sessiontree"
+
+--- The build step as a shell command line, to run by hand or from a plugin manager.
+---@return string
+function M.build_command()
+  return "bash " .. vim.fn.shellescape(M.plugin_root .. "/scripts/build.sh")
 end
 
---- The daemon's argv as configured (resolved when `cmd` is a function).
+--- The daemon's argv and where it came from: "option" (the `cmd` option), "build" (the
+--- venv of the build step) or "path" (`sessiontree` looked up on $PATH).
+--- The build step's venv wins over $PATH: it is made from this very checkout, so it speaks
+--- the protocol of this plugin, where an older `pip install` on $PATH may not.
+---@return string[] argv, string source
+function M.resolve_cmd()
+  local cmd = config.get().cmd
+  if type(cmd) == "function" then
+    return cmd(), "option"
+  elseif cmd ~= nil then
+    return cmd, "option"
+  end
+  if vim.fn.executable(M.venv_daemon) == 1 then
+    return { M.venv_daemon, "serve" }, "build"
+  end
+  return { "sessiontree", "serve" }, "path"
+end
+
+local function resolve_cmd()
+  return (M.resolve_cmd())
+end
+
+--- The daemon's argv as configured (resolved when `cmd` is a function or unset).
 ---@return string[]
 function M.cmd()
   return resolve_cmd()
@@ -125,7 +152,11 @@ function M.ensure()
   end
   local cmd = resolve_cmd()
   if vim.fn.executable(cmd[1]) ~= 1 then
-    return nil, ("daemon not found: %q is not executable (set the `cmd` option)"):format(cmd[1])
+    return nil,
+      ("daemon not found: %q is not executable (run %s, or set the `cmd` option; :checkhealth sessiontree)"):format(
+        cmd[1],
+        M.build_command()
+      )
   end
   local handlers = {}
   for _, method in pairs(M.notifications) do

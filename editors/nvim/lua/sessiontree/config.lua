@@ -10,7 +10,9 @@ local M = {}
 M.defaults = {
   -- The daemon command. A list (argv) or a function returning one. The daemon speaks the
   -- sessiontree protocol over stdio; it is started once and shared by every tab page.
-  cmd = { "sessiontree", "serve" },
+  -- nil: the daemon made by the build step (<plugin root>/.venv/bin/sessiontree, see
+  -- scripts/build.sh) when it exists, else `sessiontree` on $PATH; with "serve".
+  cmd = nil,
   -- Extra environment for the daemon process (e.g. { PI_CODING_AGENT_DIR = "/path" }).
   cmd_env = nil,
   -- Sent as initializationOptions. nil values are omitted, so the daemon's defaults apply:
@@ -37,6 +39,13 @@ M.defaults = {
     filter = "default",
     -- Milliseconds to gather bursts of notifications into one redraw.
     debounce = 30,
+    -- Draw the full connector art of deep rows. false: art wider than 24 columns is cut
+    -- to its last 4 cells behind a depth marker such as "‹63› " (the daemon's shortPrefix),
+    -- so the text of every row starts within a few columns however deep it is.
+    full_art = false,
+    -- Shown before the text of the leaf row (which is also highlighted), so a long row
+    -- cannot push it out of sight. "" shows the highlight only.
+    leaf_marker = "▶ leaf ",
   },
   navigate = {
     -- Ask for an optional branch summary (vim.ui.input) before moving the leaf; an empty
@@ -55,11 +64,12 @@ M.defaults = {
     ["dL"] = "label_clear",
     ["<Tab>"] = "filter_next",
     ["<S-Tab>"] = "filter_prev",
-    ["1"] = "filter_default",
-    ["2"] = "filter_no_tools",
-    ["3"] = "filter_user_only",
-    ["4"] = "filter_labeled_only",
-    ["5"] = "filter_all",
+    -- f1..f5, not 1..5: bare digits are counts (14k, 3j)
+    ["f1"] = "filter_default",
+    ["f2"] = "filter_no_tools",
+    ["f3"] = "filter_user_only",
+    ["f4"] = "filter_labeled_only",
+    ["f5"] = "filter_all",
     ["/"] = "search",
     ["<BS>"] = "search_clear",
     ["b"] = "branch",
@@ -117,10 +127,10 @@ function M.validate(c)
     cmd = {
       c.cmd,
       function(v)
-        return type(v) == "function" or is_list_of_strings(v)
+        return v == nil or type(v) == "function" or is_list_of_strings(v)
       end,
       false,
-      "a non-empty list of strings or a function",
+      "a non-empty list of strings, a function or nil",
     },
     cmd_env = { c.cmd_env, "table", true },
     agent_dir = { c.agent_dir, "string", true },
@@ -168,6 +178,8 @@ function M.validate(c)
     },
     filter = { c.sidebar.filter, one_of(M.FILTERS), false, table.concat(M.FILTERS, ", ") },
     debounce = { c.sidebar.debounce, "number" },
+    full_art = { c.sidebar.full_art, "boolean" },
+    leaf_marker = { c.sidebar.leaf_marker, "string" },
   })
   check("navigate.", { prompt_summary = { c.navigate.prompt_summary, "boolean" } })
   check("preview.", { style = { c.preview.style, one_of({ "float", "split" }), false, '"float" or "split"' } })
@@ -188,6 +200,9 @@ function M.validate(c)
   end
 end
 
+-- Options whose default is nil, so they are absent from M.defaults but still known.
+local NIL_DEFAULTS = { cmd = true, cmd_env = true, agent_dir = true, allowed_roots = true, log_level = true }
+
 --- Merge user options over the defaults, validate and store them.
 --- Unknown top-level keys are reported, so typos do not pass silently.
 ---@param opts table|nil
@@ -197,7 +212,7 @@ function M.set(opts)
     error("sessiontree: setup() expects a table, got " .. type(opts), 0)
   end
   for k in pairs(opts) do
-    if M.defaults[k] == nil and k ~= "cmd_env" and k ~= "agent_dir" and k ~= "allowed_roots" and k ~= "log_level" then
+    if M.defaults[k] == nil and not NIL_DEFAULTS[k] then
       error(("sessiontree: unknown option %q"):format(tostring(k)), 0)
     end
   end

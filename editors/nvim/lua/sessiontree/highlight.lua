@@ -16,6 +16,7 @@ M.links = {
   SessionTreeSummary = "String",
   SessionTreeLabel = "Label",
   SessionTreeGuide = "NonText",
+  SessionTreeDepth = "Number",
   SessionTreeActive = "Title",
   SessionTreeLeaf = "CursorLineNr",
   SessionTreeLeafLine = "Visual",

@@ -96,6 +96,18 @@ function M.toggle(opts)
   end)
 end
 
+local function nonempty(v)
+  return type(v) == "string" and v ~= "" and v or nil
+end
+
+--- The name of a listed session (a SessionInfo): the daemon's `displayName`, the one name
+--- the sidebar's title shows too; from a daemon without it, the title or the first message.
+---@param s table
+---@return string
+function M.session_name(s)
+  return nonempty(s.displayName) or nonempty(s.title) or nonempty(s.firstMessage) or ""
+end
+
 --- Pick a session with vim.ui.select (from `session/list`) and open it.
 ---@param opts? {all?: boolean}
 function M.sessions(opts)
@@ -117,8 +129,7 @@ function M.sessions(opts)
       prompt = "Session",
       kind = "sessiontree_session",
       format_item = function(s)
-        local title = (s.title and s.title ~= vim.NIL and s.title ~= "") and s.title or (s.firstMessage or "")
-        title = title:gsub("%s+", " ")
+        local title = M.session_name(s):gsub("%s+", " ")
         return ("%s  %s  (%d messages)"):format((s.modified or ""):sub(1, 16), title:sub(1, 80), s.messageCount or 0)
       end,
     }, function(choice)

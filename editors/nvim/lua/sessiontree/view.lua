@@ -63,11 +63,22 @@ function M.all()
   return vim.tbl_values(states)
 end
 
+--- The connector art the sidebar draws for a row: the daemon's short form of a deep row's
+--- art (`shortPrefix`, a depth marker and the last cells), unless `sidebar.full_art`.
+---@param row table
+---@return string
+function M.art(row)
+  if not config.get().sidebar.full_art and type(row.shortPrefix) == "string" then
+    return row.shortPrefix
+  end
+  return row.prefix or ""
+end
+
 --- The full line the sidebar draws for a row (PROTOCOL.md, "Row").
 ---@param row table
 ---@return string
 function M.line(row)
-  local s = row.prefix or ""
+  local s = M.art(row)
   if row.onActivePath then
     s = s .. "• "
   end
@@ -114,20 +125,30 @@ local function highlight_row(state, row, index, lnum)
     end
     col = col + len
   end
-  mark(#(row.prefix or ""), "SessionTreeGuide")
+  local art = M.art(row)
+  local depth = art:match("^‹%d+› ")
+  if depth then
+    mark(#depth, "SessionTreeDepth")
+  end
+  mark(#art - (depth and #depth or 0), "SessionTreeGuide")
   if row.onActivePath then
     mark(#"• ", "SessionTreeActive")
   end
+  local content = col
   if row.label and row.label ~= "" then
     mark(#row.label + 3, "SessionTreeLabel")
   end
   mark(#(row.text or ""), hl.text_group(row))
   if is_leaf_row(state, row, index) then
-    vim.api.nvim_buf_set_extmark(buf, ns, lnum, 0, {
-      line_hl_group = "SessionTreeLeafLine",
-      virt_text = { { " ◀ leaf", "SessionTreeLeaf" } },
-      virt_text_pos = "eol",
-    })
+    vim.api.nvim_buf_set_extmark(buf, ns, lnum, 0, { line_hl_group = "SessionTreeLeafLine" })
+    -- before the text, not after it: the end of a long row is cut off by the window
+    local marker = config.get().sidebar.leaf_marker
+    if marker ~= "" then
+      vim.api.nvim_buf_set_extmark(buf, ns, lnum, content, {
+        virt_text = { { marker, "SessionTreeLeaf" } },
+        virt_text_pos = "inline",
+      })
+    end
   end
 end
 
@@ -467,6 +488,24 @@ local function create_buffer(tab)
   return buf
 end
 
+local function nonempty(v)
+  return type(v) == "string" and v ~= "" and v or nil
+end
+
+--- The name of a session: the daemon's `displayName` (one name for the sessions list and
+--- the sidebar) when it sends one; else the header's title, else the file name.
+---@param info table an OpenResult or a SessionInfo
+---@return string
+function M.title(info)
+  local header = type(info.header) == "table" and info.header or {}
+  local path = nonempty(info.path)
+  return nonempty(info.displayName)
+    or nonempty(header.title)
+    or nonempty(info.title)
+    or (path and vim.fn.fnamemodify(path, ":t:r"))
+    or "in-memory session"
+end
+
 --- Show an opened session (an OpenResult) in the sidebar of the current tab page.
 ---@param open_result table
 ---@param opts? {focus?: boolean}
@@ -520,10 +559,7 @@ function M.show(open_result, opts)
   end
   state.session = open_result.session
   state.path = open_result.path
-  local header = open_result.header or {}
-  state.title = (header.title and header.title ~= "" and header.title)
-    or (open_result.path and vim.fn.fnamemodify(open_result.path, ":t:r"))
-    or "in-memory session"
+  state.title = M.title(open_result)
   state.rows, state.first, state.total = {}, 0, 0
   state.search = nil
   if not win_valid(state) then

@@ -134,7 +134,7 @@ describe("looking at a v1 session of pi-mono's directory", function()
 
     -- the default vim.ui.select (inputlist), answered with the keys a user types on reading
     -- the list: the number of the "/mode" session, then <CR>
-    local orig, items, labels = vim.ui.select, nil, {}
+    local orig, items, labels, picked = vim.ui.select, nil, {}, nil
     vim.ui.select = function(list, opts, on_choice)
       vim.ui.select = orig
       items = list
@@ -147,6 +147,7 @@ describe("looking at a v1 session of pi-mono's directory", function()
         end
       end
       assert(pick, "a row shows the v1 session: " .. vim.inspect(labels))
+      picked = list[pick]
       vim.api.nvim_feedkeys(tostring(pick) .. vim.keycode("<CR>"), "t", false)
       return orig(list, opts, function(...)
         io.stdout:write("\n") -- the prompt the user answered ends its line in the test log
@@ -178,6 +179,10 @@ describe("looking at a v1 session of pi-mono's directory", function()
     assert.is_true(#shown > 0)
     assert.are.same(vim.list_slice(full, st.first + 1, st.first + #shown), shown)
     assert.is_truthy(st.leaf_id)
+    -- the sidebar's title is the name the picker showed (not the file name)
+    assert.are.equal("/mode", require("sessiontree").session_name(picked))
+    assert.are.equal("/mode", st.title)
+    assert.matches("/mode", vim.wo[st.win].winbar)
 
     -- anything written late (a debounced save, a lock released) has landed by now
     vim.wait(1000)

@@ -70,7 +70,9 @@ describe("sidebar", function()
     assert.is_false(vim.wo[win].number)
     assert.is_true(vim.wo[win].cursorline)
     assert.are.equal(50, vim.api.nvim_win_get_width(win))
-    assert.matches("branched", vim.wo[win].winbar)
+    -- the daemon's displayName (an untitled session: its first user message), not the file name
+    assert.are.equal("Add a --verbose flag to the CLI", st.title)
+    assert.matches("Add a %-%-verbose flag to the CLI", vim.wo[win].winbar)
   end)
 
   it("starts with the cursor on the leaf's row (its nearest visible ancestor)", function()
@@ -131,7 +133,7 @@ describe("sidebar", function()
     end)
     assert.are.equal("no-tools", st.filter)
     H.after_render(st, function()
-      H.feed("5")
+      H.feed("f5")
     end)
     assert.are.equal("all", st.filter)
     local all = H.lines(st)
@@ -139,11 +141,11 @@ describe("sidebar", function()
     assert.is_true(#all > #EXPECTED_DEFAULT)
     assert.is_true(vim.tbl_contains(all, "• [model: anthropic/claude-sonnet-4]"))
     H.after_render(st, function()
-      H.feed("4")
+      H.feed("f4")
     end)
     assert.are.same({ "• [start] user: Add a --verbose flag to the CLI" }, H.lines(st))
     H.after_render(st, function()
-      H.feed("1")
+      H.feed("f1")
     end)
     assert.are.same(EXPECTED_DEFAULT, H.lines(st))
   end)
@@ -362,13 +364,46 @@ describe("sidebar", function()
     )
   end)
 
-  it("shows the keymaps with g? and closes with q", function()
+  it("shows the keymaps with g? in a float sized to its content, and closes with q", function()
     vim.api.nvim_set_current_win(st.win)
     H.feed("g?")
     assert.is_truthy(st.help_buf)
-    local help = table.concat(vim.api.nvim_buf_get_lines(st.help_buf, 0, -1, false), "\n")
+    local lines = vim.api.nvim_buf_get_lines(st.help_buf, 0, -1, false)
+    local help = table.concat(lines, "\n")
     assert.matches("label_set", help)
+    assert.matches("f5%s+filter_all", help)
+    -- as wide as its longest line, one screen line per line: nothing wraps or is cut off
+    local widest = 0
+    for _, l in ipairs(lines) do
+      widest = math.max(widest, vim.fn.strdisplaywidth(l))
+    end
+    -- the 80x24 editor of a default terminal holds it, border and command line included
+    assert.are.same({ 80, 24 }, { vim.o.columns, vim.o.lines })
+    assert.is_true(widest + 2 <= vim.o.columns and #lines + 2 + vim.o.cmdheight <= vim.o.lines)
+    local win = st.help_win
+    assert.are.equal(widest, vim.api.nvim_win_get_width(win))
+    assert.are.equal(#lines, vim.api.nvim_win_get_height(win))
+    assert.is_false(vim.wo[win].wrap)
+    assert.are.equal(#lines, vim.api.nvim_win_text_height(win, {}).all)
+    assert.matches("sessiontree keymaps", vim.api.nvim_win_get_config(win).title[1][1])
     H.feed("q") -- closes the help float
+    assert.is_false(vim.api.nvim_win_is_valid(win))
+    -- an editor narrower than the help: lines wrap at word boundaries, the float grows to
+    -- their wrapped height, and stays inside the editor
+    vim.api.nvim_set_current_win(st.win)
+    vim.o.columns, vim.o.lines = 62, 40
+    local ok, err = pcall(function()
+      H.feed("g?")
+      win = st.help_win
+      assert.are.equal(60, vim.api.nvim_win_get_width(win))
+      assert.is_true(vim.wo[win].wrap and vim.wo[win].linebreak)
+      local need = vim.api.nvim_win_text_height(win, {}).all
+      assert.is_true(need > #lines)
+      assert.are.equal(need, vim.api.nvim_win_get_height(win))
+      H.feed("q")
+    end)
+    vim.o.columns, vim.o.lines = 80, 24
+    assert(ok, err)
     vim.api.nvim_set_current_win(st.win)
     H.feed("q")
     assert.is_false(require("sessiontree.view").is_open())
@@ -437,6 +472,8 @@ describe(":SessionTree", function()
     assert.are.equal(vim.uv.fs_realpath(files[1]), vim.uv.fs_realpath(items[1].path))
     assert.matches("hello there", labels[1])
     assert.are.same({ "• user: hello there", "• assistant: hi" }, H.lines(require("sessiontree.view").get()))
+    -- one name in the picker and the sidebar's title (not the file name)
+    assert.are.equal("hello there", require("sessiontree.view").get().title)
   end)
 
   it("shares one daemon between tab pages showing the same session", function()
@@ -593,11 +630,42 @@ describe(":checkhealth sessiontree", function()
     vim.cmd("silent! tabclose")
   end)
 
-  it("reports a missing daemon as an error", function()
+  it("reports a missing daemon as an error naming the command that builds it", function()
     H.setup({ cmd = { "/nonexistent/sessiontree", "serve" } })
     vim.cmd("checkhealth sessiontree")
     local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
     assert.matches("ERROR daemon not found", text)
+    local build = "bash '" .. H.plugin_root .. "/scripts/build.sh'"
+    assert.is_truthy(text:find("Run `" .. build .. "`", 1, true), text)
+    assert.is_truthy(text:find("remove the `cmd` option", 1, true), text)
+    vim.cmd("silent! tabclose")
+  end)
+
+  it("without `cmd`, looks for the build step's daemon, then $PATH, and says what to run", function()
+    local client = require("sessiontree.client")
+    if vim.uv.fs_stat(client.venv_daemon) then
+      pending("this checkout has a build step venv (" .. client.venv_daemon .. "): the daemon is found")
+      return
+    end
+    H.setup()
+    require("sessiontree").setup({ agent_dir = H.tmpdir() })
+    local path = vim.env.PATH
+    vim.env.PATH = table.concat(
+      vim.tbl_filter(function(d)
+        return vim.fn.executable(d .. "/sessiontree") ~= 1
+      end, vim.split(path, ":", { plain = true })),
+      ":"
+    )
+    local argv, source = client.resolve_cmd()
+    vim.cmd("checkhealth sessiontree")
+    vim.env.PATH = path
+    assert.are.same({ "sessiontree", "serve" }, argv)
+    assert.are.equal("path", source)
+    local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+    assert.matches('ERROR daemon not found: "sessiontree" is not executable', text)
+    assert.is_truthy(text:find("no build step venv at " .. client.venv_daemon, 1, true), text)
+    assert.is_truthy(text:find("Run `bash '" .. H.plugin_root .. "/scripts/build.sh'`", 1, true), text)
+    assert.is_nil(text:find("`cmd` option", 1, true))
     vim.cmd("silent! tabclose")
   end)
 end)

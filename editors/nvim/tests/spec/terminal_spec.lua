@@ -51,11 +51,11 @@ describe("a real terminal", function()
     for _, expected in ipairs({
       "• [start] user: Add a --verbose flag to the CLI",
       "├─ • user: Document it in the README instead",
-      "│     • assistant: README updated.",
+      "│     • ▶ leaf assistant: README updated.",
       "└─ user: Now write tests for it",
     }) do
       assert.is_true(shown(expected), "not on screen: " .. expected .. "\n" .. screen)
     end
-    assert.is_truthy(screen:find("◀ leaf", 1, true))
+    assert.is_nil(screen:find("◀ leaf", 1, true), "the marker is before the text, not after it")
   end)
 end)
