@@ -125,6 +125,22 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     void vscode.commands.executeCommand('setContext', ContextKey.hasSearch, !!tree.search);
   };
 
+  /** The id of the selected row, to find it again after the rows were reloaded. */
+  const selectedId = (): string | undefined => treeView.selection.find(isRowNode)?.row.id;
+
+  /**
+   * After the rows changed under the user (filter, cleared search): bring the selected row
+   * back into view when it is still shown, else the leaf (or its nearest shown ancestor).
+   */
+  const revealAfterChange = async (keepId: string | undefined): Promise<void> => {
+    const kept = keepId ? tree.nodeById(keepId) : undefined;
+    const node = kept ?? tree.leafNode();
+    if (!node || !treeView.visible) {
+      return;
+    }
+    await treeView.reveal(node, { select: !!kept, focus: false, expand: false }).then(undefined, () => undefined);
+  };
+
   const offerText = (message: string, text: string | undefined) => {
     if (!text) {
       void vscode.window.showInformationMessage(message);
@@ -176,11 +192,11 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       }
       return undefined;
     }),
-    reg(Command.sessionsRename, async (arg?: unknown, name?: string) => {
+    reg(Command.sessionsRename, async (arg?: unknown, name?: unknown) => {
       const { handle, path } = await handleOf(arg);
       const old = isSessionInfo(arg) ? sessionLabel(arg) : current.value?.title;
       const value =
-        name ??
+        (typeof name === 'string' ? name : undefined) ??
         (await vscode.window.showInputBox({ prompt: 'New session name', value: old, validateInput: (v) => (v.trim() ? undefined : 'The name cannot be empty') }));
       if (value === undefined) {
         return undefined;
@@ -202,8 +218,10 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     }),
     reg(Command.treeRefresh, () => tree.refresh()),
     reg(Command.treeLoadMore, (gap?: LoadMoreElement) => tree.loadMore(gap instanceof LoadMoreElement ? gap : undefined)),
-    reg(Command.treeSetFilter, async (mode?: FilterMode) => {
-      let m = mode;
+    // A title-bar button passes the view's selected row as the first argument: only a string
+    // is a mode (scripted calls); anything else asks.
+    reg(Command.treeSetFilter, async (mode?: unknown) => {
+      let m = typeof mode === 'string' ? (mode as FilterMode) : undefined;
       if (!m) {
         const pick = await vscode.window.showQuickPick(
           FILTER_MODES.map((f) => ({ label: f, description: FILTER_DESCRIPTIONS[f], picked: f === tree.filter })),
@@ -214,23 +232,34 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       if (!m) {
         return undefined;
       }
+      const keep = selectedId();
       await tree.setFilter(m);
       updateTitleMessage();
+      await revealAfterChange(keep);
       return m;
     }),
-    reg(Command.treeSearch, async (query?: string) => {
+    // As for the filter: the title-bar button passes the selected row, which is no query.
+    reg(Command.treeSearch, async (query?: unknown) => {
       const q =
-        query ?? (await vscode.window.showInputBox({ prompt: 'Search the session tree (all words must match)', value: tree.search }));
+        typeof query === 'string'
+          ? query
+          : await vscode.window.showInputBox({ prompt: 'Search the session tree (all words must match)', value: tree.search });
       if (q === undefined) {
         return undefined;
       }
+      const keep = selectedId();
       await tree.setSearch(q);
       updateTitleMessage();
+      if (!tree.search) {
+        await revealAfterChange(keep);
+      }
       return q;
     }),
     reg(Command.treeClearSearch, async () => {
+      const keep = selectedId();
       await tree.setSearch('');
       updateTitleMessage();
+      await revealAfterChange(keep);
     }),
     reg(Command.treeRevealLeaf, async () => {
       const node = tree.leafNode();
@@ -239,7 +268,9 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       }
       return node?.row.id;
     }),
-    reg(Command.treeNavigate, async (arg?: unknown, options?: NavigateOptions) => {
+    reg(Command.treeNavigate, async (arg?: unknown, opts?: unknown) => {
+      // a menu passes the selected rows as the second argument: only a plain object is options
+      const options = opts && typeof opts === 'object' && !Array.isArray(opts) ? (opts as NavigateOptions) : undefined;
       const s = requireSession();
       const node = await nodeOf(arg);
       const targetId = node.row.id;
@@ -310,11 +341,11 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       await tree.refresh();
       return res;
     }),
-    reg(Command.treeSetLabel, async (arg?: unknown, label?: string) => {
+    reg(Command.treeSetLabel, async (arg?: unknown, label?: unknown) => {
       const s = requireSession();
       const node = await nodeOf(arg);
       const value =
-        label ??
+        (typeof label === 'string' ? label : undefined) ??
         (await vscode.window.showInputBox({
           prompt: `Label for "${node.row.text.slice(0, 60)}"`,
           value: node.row.label ?? '',

@@ -5,6 +5,8 @@ export interface SessionInfo {
   id: string;
   cwd: string;
   title?: string;
+  /** The name every front end shows (newer daemons); absent: the client picks one. */
+  displayName?: string;
   firstMessage: string;
   messageCount: number;
   created: string;
@@ -18,6 +20,8 @@ export interface OpenResult {
   header: Record<string, unknown> & { id?: string; title?: string; cwd?: string };
   leafId: string | null;
   entryCount: number;
+  /** The name every front end shows (newer daemons); absent: the client picks one. */
+  displayName?: string;
   migratedFrom?: number;
   recovered?: { skippedLines: number; tornTail: boolean; quarantinedCopy?: string };
   restoredLeafId?: string | null;
@@ -41,6 +45,8 @@ export interface Row {
   role?: string;
   depth: number;
   prefix: string;
+  /** `prefix` cut to its last cells behind a depth marker, present when `prefix` is wide. */
+  shortPrefix?: string | null;
   onActivePath: boolean;
   isLeaf: boolean;
   label?: string;

@@ -31,9 +31,13 @@ export class CurrentSession implements vscode.Disposable {
   }
 
   /** Makes an already opened daemon session current. */
-  adopt(result: Pick<OpenResult, 'session' | 'header' | 'leafId'> & { path?: string }, path?: string): OpenSession {
+  adopt(
+    result: Pick<OpenResult, 'session' | 'header' | 'leafId' | 'displayName'> & { path?: string },
+    path?: string,
+  ): OpenSession {
     const p = result.path ?? path;
-    const title = sessionTitle(result.header, p);
+    // the daemon's name, so that the title agrees with the Sessions view; older daemons send none
+    const title = result.displayName || sessionTitle(result.header, p);
     this.current = { handle: result.session, path: p, title, leafId: result.leafId ?? null };
     this.emitter.fire(this.current);
     return this.current;
@@ -57,7 +61,7 @@ export class CurrentSession implements vscode.Disposable {
   }
 }
 
-/** A short title: the header's title, else the file name. */
+/** A short title when the daemon sends no `displayName`: the header's title, else the file name. */
 export function sessionTitle(header: { title?: unknown } | undefined, path?: string): string {
   if (header && typeof header.title === 'string' && header.title) {
     return header.title;

@@ -6,9 +6,31 @@
  * indent and a branch point's children get one more, so "the nearest earlier row with a
  * smaller depth" is exactly the row a line visually hangs under: a long linear conversation
  * stays flat, and every branch nests under the entry it branched from. Filtering keeps each
- * row's depth, so the same rule holds for filtered and searched views.
+ * row's depth, so the same rule holds for filtered views.
+ *
+ * Deep trees: a session with dozens of nested branches would indent its rows off the view
+ * (each level is one more step of indentation), so nesting stops at {@link MAX_NEST_LEVEL}.
+ * A row that would sit deeper hangs beside the deepest allowed row instead, in view order, and
+ * shows the daemon's depth marker (`‹N›`, the head of `shortPrefix`) before its text. That is
+ * the rule of tree_art.py (art up to 8 cells in full, deeper rows behind a depth marker), so
+ * every front end shows the same thing. Search results are shown flat: matches from many
+ * depths would otherwise form a staircase.
  */
 import type { Row } from '../protocol';
+
+/**
+ * The deepest nesting level of a row (roots are level 0): 8, the levels the daemon's short
+ * art keeps in full (SHORT_ART_WIDTH 24 / 3 columns a cell in server/sessiontree/core/tree_art.py).
+ */
+export const MAX_NEST_LEVEL = 8;
+
+/** How rows are nested. */
+export interface NestOptions {
+  /** The deepest level a row may nest to (default {@link MAX_NEST_LEVEL}). */
+  maxLevel?: number;
+  /** Every row at the top level (search results). */
+  flat?: boolean;
+}
 
 /** A row placed in the nested tree. */
 export interface RowNode {
@@ -17,6 +39,10 @@ export interface RowNode {
   children: RowNode[];
   /** True when this node or one of its descendants is on the active path. */
   containsActive: boolean;
+  /** The nesting level in the tree view (0 for a top-level row). */
+  level: number;
+  /** The depth marker shown before the text of a row that sits shallower than its depth. */
+  marker?: string;
 }
 
 /** The nested form of a list of rows. */
@@ -25,16 +51,26 @@ export interface NestedRows {
   byId: Map<string, RowNode>;
 }
 
-/** Nests `rows` (in view order) by their display depth. */
-export function nestRows(rows: readonly Row[]): NestedRows {
+/** Nests `rows` (in view order) by their display depth, at most `maxLevel` levels deep. */
+export function nestRows(rows: readonly Row[], options: NestOptions = {}): NestedRows {
+  const maxLevel = options.flat ? 0 : Math.max(0, options.maxLevel ?? MAX_NEST_LEVEL);
   const roots: RowNode[] = [];
   const byId = new Map<string, RowNode>();
-  // stack[i] is the latest node whose depth is strictly smaller than the depth of stack[i+1].
+  // stack[i] is the latest node whose depth is strictly smaller than the depth of stack[i+1];
+  // stack.length is the level of the next node.
   const stack: RowNode[] = [];
   for (const row of rows) {
-    const node: RowNode = { row, parent: undefined, children: [], containsActive: row.onActivePath };
+    const node: RowNode = { row, parent: undefined, children: [], containsActive: row.onActivePath, level: 0 };
     while (stack.length > 0 && stack[stack.length - 1].row.depth >= row.depth) {
       stack.pop();
+    }
+    // Beyond the deepest level a row becomes the sibling of the row at that level.
+    while (stack.length > maxLevel) {
+      stack.pop();
+    }
+    node.level = stack.length;
+    if (!options.flat && node.level === maxLevel && row.depth > maxLevel) {
+      node.marker = depthMarker(row);
     }
     const parent = stack[stack.length - 1];
     if (parent) {
@@ -58,6 +94,15 @@ export function nestRows(rows: readonly Row[]): NestedRows {
   return { roots, byId };
 }
 
+/**
+ * The depth marker of a deep row: the daemon's (the `‹N›` that starts `shortPrefix`), or the
+ * same form from `depth` when an older daemon sends no short art.
+ */
+export function depthMarker(row: Pick<Row, 'depth' | 'shortPrefix'>): string {
+  const head = /^\S+/.exec(row.shortPrefix ?? '');
+  return head ? head[0] : `‹${row.depth}›`;
+}
+
 /** The line the tree selector draws for a row, without the connector art. */
 export function rowLabel(row: Row): string {
   return (row.label ? `[${row.label}] ` : '') + row.text;
@@ -67,6 +112,12 @@ export function rowLabel(row: Row): string {
 export function rowLine(row: Row): string {
   return row.prefix + (row.onActivePath ? '• ' : '') + rowLabel(row);
 }
+
+/**
+ * The ThemeIcon of the current leaf's row, whatever its kind: the glyph of "Reveal Current
+ * Leaf" in the view's title bar.
+ */
+export const LEAF_ICON = 'target';
 
 /** A ThemeIcon id for an entry kind. */
 export function iconForRow(row: Pick<Row, 'type' | 'role'>): string {

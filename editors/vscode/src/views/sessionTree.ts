@@ -4,7 +4,7 @@ import { Command, FILTER_MODES, type FilterMode, Method, Notification } from '..
 import type { Daemon, Row, ViewResult } from '../protocol';
 import { entryTooltipMarkdown } from '../render';
 import type { CurrentSession, OpenSession } from '../session';
-import { formatAge, iconForRow, nestRows, type RowNode, rowContextValue, rowLabel } from './rows';
+import { formatAge, iconForRow, LEAF_ICON, nestRows, type RowNode, rowContextValue, rowLabel } from './rows';
 
 /**
  * A "Load more…" element: a gap of `hidden` rows starting at row `offset` that has not been
@@ -49,6 +49,13 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
   private readonly loadEmitter = new vscode.EventEmitter<LoadEvent>();
   /** Fires after each completed load with the leaf it found. */
   readonly onDidLoad = this.loadEmitter.event;
+  private readonly loadingEmitter = new vscode.EventEmitter<boolean>();
+  /**
+   * Fires when the view starts or stops waiting for the first rows of a session (the view is
+   * empty meanwhile, and should say so rather than "nothing matches").
+   */
+  readonly onDidChangeLoading = this.loadingEmitter.event;
+  private loadingRows = false;
 
   private segments: Segment[] = [];
   private total = 0;
@@ -82,6 +89,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
         this.segments = [];
         this.total = 0;
         this.leafId = null;
+        this.setLoading(!!s);
         this.rebuild();
         this.changeEmitter.fire();
         void this.refresh();
@@ -115,6 +123,18 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     return this.leafId;
   }
 
+  /** True while the view waits for the first rows of the open session. */
+  get isLoading(): boolean {
+    return this.loadingRows;
+  }
+
+  private setLoading(loading: boolean): void {
+    if (this.loadingRows !== loading) {
+      this.loadingRows = loading;
+      this.loadingEmitter.fire(loading);
+    }
+  }
+
   /** Waits for the load in flight (tests and commands that need fresh rows). */
   whenIdle(): Promise<void> {
     return this.loading;
@@ -133,7 +153,12 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
 
   /** Reloads the view, keeping at least as many rows as are loaded now. */
   refresh(): Promise<void> {
-    const run = this.loading.then(() => this.load()).catch((err: unknown) => this.reportError(err));
+    const run = this.loading
+      .then(() => this.load())
+      .catch((err: unknown) => {
+        this.setLoading(false);
+        this.reportError(err);
+      });
     this.loading = run;
     return run;
   }
@@ -184,6 +209,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     if (!session) {
       this.segments = [];
       this.total = 0;
+      this.setLoading(false);
       this.rebuild();
       this.changeEmitter.fire();
       return;
@@ -212,6 +238,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     if (session.leafId !== first.leafId) {
       session.leafId = first.leafId;
     }
+    this.setLoading(false);
     this.changeEmitter.fire();
     this.loadEmitter.fire({ session, leafId: first.leafId, leafChanged: oldLeaf !== first.leafId });
   }
@@ -251,7 +278,10 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     return gaps;
   }
 
-  /** Nests each segment on its own (a row never hangs under a row across a gap). */
+  /**
+   * Nests each segment on its own (a row never hangs under a row across a gap); search
+   * results stay flat.
+   */
   private rebuild(): void {
     const top: TreeElement[] = [];
     const byId = new Map<string, RowNode>();
@@ -262,7 +292,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
       if (gap) {
         top.push(gap);
       }
-      const nested = nestRows(seg.rows);
+      const nested = nestRows(seg.rows, { flat: !!this.search });
       top.push(...nested.roots);
       for (const [id, node] of nested.byId) {
         if (!byId.has(id)) {
@@ -334,12 +364,13 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
         : element.containsActive
           ? vscode.TreeItemCollapsibleState.Expanded
           : vscode.TreeItemCollapsibleState.Collapsed;
-    const item = new vscode.TreeItem(rowLabel(row) || `[${row.type}]`, state);
+    const text = rowLabel(row) || `[${row.type}]`;
+    const item = new vscode.TreeItem(element.marker ? `${element.marker} ${text}` : text, state);
     item.id = row.id;
     const age = formatAge(row.timestamp, this.options.now());
     const desc: string[] = [];
     if (row.isLeaf) {
-      desc.push('● current');
+      desc.push('current');
     } else if (row.onActivePath) {
       desc.push('•');
     }
@@ -347,12 +378,11 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
       desc.push(age);
     }
     item.description = desc.join(' ');
-    const color = row.isLeaf
-      ? new vscode.ThemeColor('charts.green')
-      : row.onActivePath
-        ? new vscode.ThemeColor('charts.blue')
-        : undefined;
-    item.iconPath = new vscode.ThemeIcon(iconForRow(row), color);
+    // The leaf is marked by its icon, at the start of the row, where a long text cannot push
+    // it out of sight (the description after the text is cut first).
+    item.iconPath = row.isLeaf
+      ? new vscode.ThemeIcon(LEAF_ICON, new vscode.ThemeColor('charts.green'))
+      : new vscode.ThemeIcon(iconForRow(row), row.onActivePath ? new vscode.ThemeColor('charts.blue') : undefined);
     item.contextValue = rowContextValue(row);
     item.accessibilityInformation = {
       label: `${row.onActivePath ? 'active path, ' : ''}${row.isLeaf ? 'current leaf, ' : ''}${rowLabel(row)}`,
@@ -387,6 +417,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     }
     this.changeEmitter.dispose();
     this.loadEmitter.dispose();
+    this.loadingEmitter.dispose();
   }
 }
 

@@ -27,8 +27,14 @@ export function mergeSessions(lists: SessionInfo[][]): SessionInfo[] {
   return [...byPath.values()].sort((a, b) => Date.parse(b.modified) - Date.parse(a.modified));
 }
 
-/** The label of a session row: its title, else its first message, else the file name. */
+/**
+ * The label of a session row: the daemon's `displayName` (the name the tree title shows too),
+ * else, from an older daemon, its title, else its first message, else the file name.
+ */
 export function sessionLabel(s: SessionInfo): string {
+  if (s.displayName) {
+    return s.displayName;
+  }
   const first = (s.firstMessage ?? '').replace(/\s+/g, ' ').trim();
   return s.title || first || (s.path.split(/[\\/]/).pop() ?? s.path);
 }

@@ -1,7 +1,7 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { nestRows, rowLine, rowLabel, rowContextValue, iconForRow, formatAge } = require('../../out/views/rows');
+const { nestRows, rowLine, rowLabel, rowContextValue, iconForRow, formatAge, depthMarker, MAX_NEST_LEVEL } = require('../../out/views/rows');
 const { row } = require('./helpers');
 
 // a → b → c, c branches into d (→ f → g, the leaf) and e (→ h). Depths follow tree-view-rules.md:
@@ -94,4 +94,41 @@ test('formatAge', () => {
   assert.equal(formatAge('2026-01-01T20:00:00.000Z', now), '4h');
   assert.equal(formatAge('2025-12-20T00:00:00.000Z', now), '13d');
   assert.equal(formatAge('not a date', now), '');
+});
+
+/** A chain of branch points `n` levels deep, then a side branch back at level 2. */
+function deepRows(n) {
+  const rows = Array.from({ length: n }, (_, i) => row(`d${i}`, i ? `d${i - 1}` : null, i));
+  rows.push(row('s', 'd1', 2));
+  return rows;
+}
+
+test('nesting stops at MAX_NEST_LEVEL: deeper rows hang beside the deepest allowed row', () => {
+  assert.equal(MAX_NEST_LEVEL, 8);
+  const { roots, byId } = nestRows(deepRows(64));
+  assert.deepEqual(ids(roots), ['d0']);
+  const levels = [...byId.values()].map((n) => n.level);
+  assert.equal(Math.max(...levels), 8);
+  const under = byId.get('d7').children;
+  assert.deepEqual(ids(under), Array.from({ length: 56 }, (_, i) => `d${i + 8}`), 'd8..d63 in view order');
+  assert.equal(byId.get('d8').marker, undefined, 'depth 8 is nested, not marked');
+  assert.equal(byId.get('d9').marker, '‹9›');
+  assert.equal(byId.get('d63').marker, '‹63›');
+  assert.equal(byId.get('s').parent.row.id, 'd1', 'a shallower row after the deep run nests by depth again');
+  assert.equal(byId.get('s').level, 2);
+});
+
+test('a smaller cap and the flat form', () => {
+  const capped = nestRows(deepRows(6), { maxLevel: 2 });
+  assert.deepEqual(ids(capped.byId.get('d1').children), ['d2', 'd3', 'd4', 'd5', 's']);
+  assert.equal(capped.byId.get('d5').marker, '‹5›');
+  const flat = nestRows(deepRows(6), { flat: true });
+  assert.equal(flat.roots.length, 7);
+  assert.ok(flat.roots.every((n) => n.level === 0 && n.marker === undefined));
+});
+
+test("the depth marker is the daemon's, or made the same way from depth", () => {
+  assert.equal(depthMarker({ depth: 63, shortPrefix: '‹63› │  │  │  ├─ ' }), '‹63›');
+  assert.equal(depthMarker({ depth: 12 }), '‹12›');
+  assert.equal(depthMarker({ depth: 12, shortPrefix: null }), '‹12›');
 });

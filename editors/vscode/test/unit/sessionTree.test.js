@@ -39,8 +39,8 @@ test('opening a session loads the rows of session/view', async () => {
   assert.deepEqual(view[1], { session: 'S1', filter: 'default', offset: 0, limit: 50 });
   const leaf = tree.getTreeItem(top[3]);
   assert.equal(leaf.label, 'assistant: a3');
-  assert.match(leaf.description, /current/);
-  assert.equal(leaf.iconPath.id, 'hubot');
+  assert.equal(leaf.description, 'current 5m');
+  assert.equal(leaf.iconPath.id, 'target', 'the leaf is marked by its icon, before the text');
   assert.equal(leaf.iconPath.color.id, 'charts.green');
   assert.equal(leaf.id, 'e3');
   assert.equal(leaf.collapsibleState, vscode.TreeItemCollapsibleState.None);
@@ -184,4 +184,57 @@ test('a rename of the open session keeps the rows; another session reloads them'
   await current.open('/tmp/other.jsonl');
   await tree.whenIdle();
   assert.equal(views(), before + 1);
+});
+
+test('while a session loads the view says so; the flag drops with the rows', async () => {
+  const { current, tree, daemon } = setup(makeRows(3));
+  let release;
+  const gate = new Promise((r) => (release = r));
+  const view = daemon.handlers['session/view'];
+  daemon.handlers['session/view'] = async (p) => {
+    await gate;
+    return view(p);
+  };
+  const events = [];
+  tree.onDidChangeLoading((l) => events.push([l, tree.getChildren().length]));
+  await current.open('/tmp/s.jsonl');
+  assert.equal(tree.isLoading, true);
+  assert.deepEqual(tree.getChildren(), [], 'the view is empty meanwhile');
+  release();
+  await tree.whenIdle();
+  assert.equal(tree.isLoading, false);
+  assert.deepEqual(events, [[true, 0], [false, 3]], 'loading ends when the rows are in place');
+  assert.equal(tree.getChildren().length, 3);
+});
+
+test('a failed load ends the loading state too', async () => {
+  const { current, tree, daemon } = setup(makeRows(3));
+  daemon.handlers['session/view'] = async () => {
+    throw new Error('boom');
+  };
+  await current.open('/tmp/s.jsonl');
+  await tree.whenIdle();
+  assert.equal(tree.isLoading, false);
+});
+
+test('search results are flat; the depth markers of deep rows lead their labels', async () => {
+  // a chain of branch points: every row one level deeper, 12 levels
+  const rows = Array.from({ length: 12 }, (_, i) =>
+    row(`d${i}`, i ? `d${i - 1}` : null, i, { onActivePath: true, isLeaf: i === 11, shortPrefix: i > 8 ? `‹${i}› ${'│  '.repeat(4)}` : undefined }),
+  );
+  const { current, tree, daemon } = setup(rows);
+  const view = daemon.handlers['session/view'];
+  const hits = rows.filter((r) => Number(r.id.slice(1)) % 3 === 0);
+  daemon.handlers['session/view'] = (p) => (p.search ? { ...view(p), rows: hits, total: hits.length } : view(p));
+  await current.open('/tmp/s.jsonl');
+  await tree.whenIdle();
+  const levels = rows.map((r) => tree.nodeById(r.id).level);
+  assert.deepEqual(levels, [0, 1, 2, 3, 4, 5, 6, 7, 8, 8, 8, 8]);
+  assert.equal(tree.getTreeItem(tree.nodeById('d10')).label, '‹10› user: d10');
+  assert.equal(tree.getTreeItem(tree.nodeById('d8')).label, 'user: d8');
+  await tree.setSearch('x');
+  const top = tree.getChildren();
+  assert.deepEqual(top.map((n) => n.row.id), ['d0', 'd3', 'd6', 'd9']);
+  assert.ok(top.every((n) => n.children.length === 0 && n.level === 0));
+  assert.equal(tree.getTreeItem(top[3]).label, 'user: d9', 'no marker in a flat list');
 });

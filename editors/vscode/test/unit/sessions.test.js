@@ -20,6 +20,18 @@ test('sessionLabel prefers the title, then the first message, then the file name
   assert.equal(sessionLabel(info('/x/s.jsonl', 't', { firstMessage: '' })), 's.jsonl');
 });
 
+test("the daemon's displayName wins, and the tree title is the same name", async () => {
+  const s = info('/x/2026_abc.jsonl', 't', { firstMessage: '/mode', displayName: 'Fix the parser' });
+  assert.equal(sessionLabel(s), 'Fix the parser');
+  const daemon = new FakeDaemon({
+    'session/open': ({ path }) => ({ session: 'S', path, header: { id: 'abc' }, leafId: null, entryCount: 0, displayName: 'Fix the parser' }),
+  });
+  const current = new CurrentSession(daemon);
+  assert.equal((await current.open(s.path)).title, 'Fix the parser');
+  const old = new CurrentSession(new FakeDaemon({ 'session/open': ({ path }) => ({ session: 'S', path, header: {}, leafId: null, entryCount: 0 }) }));
+  assert.equal((await old.open('/x/2026_abc.jsonl')).title, '2026_abc', 'an older daemon: the file name, as before');
+});
+
 test('lists the workspace folders, or every project when toggled', async () => {
   const daemon = new FakeDaemon({
     'session/list': (p) => ({ sessions: p.all ? [info('/all', '2026-01-05T00:00:00Z')] : [info(`${p.cwd}/s`, '2026-01-01T00:00:00Z')] }),
