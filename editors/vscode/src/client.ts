@@ -8,8 +8,9 @@ import {
   State,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { ContextKey, INSTALL_HINT, PROTOCOL_VERSION, Setting } from './constants';
-import { errorText, protocolVersionOf, resolveCommand } from './daemonCheck';
+import { ContextKey, PROTOCOL_VERSION, PYTHON_EXTENSION_ID, Setting } from './constants';
+import { errorText, protocolVersionOf } from './daemonCheck';
+import { type Bundle, planLaunch, readBundle } from './launch';
 import type { Daemon } from './protocol';
 
 /** The daemon's state, mirrored in the `sessiontree.daemonState` context key. */
@@ -28,9 +29,26 @@ export class DaemonClient implements Daemon, vscode.Disposable {
   readonly output: vscode.LogOutputChannel;
   private readyPromise: Promise<void> | undefined;
   serverVersion: string | undefined;
+  /** What the last start ran (for the log and the tests). */
+  launched: string | undefined;
+  private readonly bundle: Bundle | undefined;
 
-  constructor() {
+  /**
+   * @param extensionPath where a packaged extension keeps `bundled/` (the daemon and its libs)
+   * @param pycacheDir where Python may write bytecode of the bundled libs (the extension's
+   *   global storage), so the extension's own directory is never written
+   */
+  constructor(
+    extensionPath?: string,
+    private readonly pycacheDir?: string,
+  ) {
     this.output = vscode.window.createOutputChannel('Session Tree', { log: true });
+    this.bundle = extensionPath ? readBundle(extensionPath) : undefined;
+  }
+
+  /** True when this build carries the daemon (a packaged, per-platform VSIX). */
+  get hasBundle(): boolean {
+    return !!this.bundle;
   }
 
   get state(): DaemonState {
@@ -55,23 +73,32 @@ export class DaemonClient implements Daemon, vscode.Disposable {
 
   private async doStart(): Promise<void> {
     const config = vscode.workspace.getConfiguration(Setting.section);
-    const command = config.get<string>(Setting.serverCommand) || 'sessiontree';
     const args = config.get<string[]>(Setting.serverArgs) ?? ['serve'];
     const agentDir = config.get<string>(Setting.agentDir) || '';
     this.setState('starting');
-    const resolved = resolveCommand(command);
-    if (!resolved) {
+    const decision = await planLaunch({
+      serverCommand: config.get<string>(Setting.serverCommand) ?? '',
+      serverArgs: args,
+      python: config.get<string>(Setting.python) ?? '',
+      pythonFromExtension: () => pythonFromExtension(this.output),
+      bundle: this.bundle,
+      pycacheDir: this.pycacheDir,
+    });
+    if (!decision.plan) {
       this.setState('missing');
-      const msg = `Session Tree: the daemon \`${command}\` was not found. ${INSTALL_HINT}`;
+      const msg = `Session Tree: ${decision.problem}`;
       this.output.appendLine(msg);
-      void this.showError(msg);
+      void this.showError(msg, decision.problem.includes('sessiontree.python') ? Setting.python : Setting.serverCommand);
       throw new Error(msg);
     }
+    const plan = decision.plan;
+    this.launched = plan.description;
+    this.output.appendLine(`starting ${plan.description}`);
     const serverOptions: ServerOptions = {
-      command: resolved,
-      args,
+      command: plan.command,
+      args: plan.args,
       transport: TransportKind.stdio,
-      options: { env: { ...process.env } },
+      options: { env: { ...process.env, ...plan.env } },
     };
     const initializationOptions: Record<string, unknown> = {};
     if (agentDir) {
@@ -106,9 +133,9 @@ export class DaemonClient implements Daemon, vscode.Disposable {
       started = true;
     } catch (err) {
       this.setState('failed');
-      const msg = `Session Tree: the daemon \`${resolved} ${args.join(' ')}\` did not start: ${errorText(err)}. ${INSTALL_HINT}`;
+      const msg = `Session Tree: the daemon (${plan.description}) did not start: ${errorText(err)}. See the Session Tree log (Show Daemon Log).`;
       this.output.appendLine(msg);
-      void this.showError(msg);
+      void this.showError(msg, Setting.serverCommand);
       throw new Error(msg);
     }
     const version = protocolVersionOf(client.initializeResult);
@@ -117,22 +144,28 @@ export class DaemonClient implements Daemon, vscode.Disposable {
       this.setState('failed');
       await client.stop().catch(() => undefined);
       this.client = undefined;
+      const fix = this.bundle
+        ? 'Clear `sessiontree.server.command` to use the daemon bundled with the extension, or upgrade that one'
+        : 'Upgrade it (from a checkout: `python3 -m pip install .`) or set `sessiontree.server.command` to a newer one';
       const msg =
-        `Session Tree: the daemon at \`${resolved}\` (version ${this.serverVersion ?? 'unknown'}) speaks protocol ` +
-        `${version ?? 'none'}, this extension needs ${PROTOCOL_VERSION}. Upgrade it with \`pip install -U sessiontree\` ` +
-        'or set `sessiontree.server.command`.';
-      void this.showError(msg);
+        `Session Tree: the daemon at \`${plan.command}\` (version ${this.serverVersion ?? 'unknown'}) speaks protocol ` +
+        `${version ?? 'none'}, this extension needs ${PROTOCOL_VERSION}. ${fix}.`;
+      void this.showError(msg, Setting.serverCommand);
       throw new Error(msg);
     }
     this.output.appendLine(`sessiontree daemon ${this.serverVersion ?? ''} running (protocol ${version})`);
     this.setState('running');
   }
 
-  private async showError(msg: string): Promise<void> {
+  /** Shows the message with a button to the setting that fixes it (User settings work). */
+  private async showError(msg: string, setting: string): Promise<void> {
     const open = 'Open Settings';
-    const pick = await vscode.window.showErrorMessage(msg, open);
+    const log = 'Show Log';
+    const pick = await vscode.window.showErrorMessage(msg, open, log);
     if (pick === open) {
-      await vscode.commands.executeCommand('workbench.action.openSettings', 'sessiontree.server');
+      await vscode.commands.executeCommand('workbench.action.openSettings', `${Setting.section}.${setting}`);
+    } else if (pick === log) {
+      this.output.show();
     }
   }
 
@@ -177,3 +210,33 @@ export class DaemonClient implements Daemon, vscode.Disposable {
 }
 
 export { errorText };
+
+/** The interpreter the Python extension (ms-python.python) selected, when it is installed. */
+async function pythonFromExtension(log: vscode.LogOutputChannel): Promise<string | undefined> {
+  const ext = vscode.extensions.getExtension(PYTHON_EXTENSION_ID);
+  if (!ext) {
+    return undefined;
+  }
+  type Env = { executable?: { uri?: vscode.Uri } };
+  type Api = {
+    environments?: {
+      getActiveEnvironmentPath(resource?: vscode.Uri): { path: string };
+      resolveEnvironment(env: { path: string } | string): Promise<Env | undefined>;
+    };
+  };
+  // the Python extension can take long to activate; the daemon does not wait for it forever
+  const timeout = new Promise<undefined>((r) => setTimeout(() => r(undefined), 10000));
+  try {
+    const api = (await Promise.race([ext.isActive ? Promise.resolve(ext.exports) : ext.activate(), timeout])) as Api | undefined;
+    const envs = api?.environments;
+    if (!envs) {
+      return undefined;
+    }
+    const active = envs.getActiveEnvironmentPath(vscode.workspace.workspaceFolders?.[0]?.uri);
+    const resolved = await Promise.race([envs.resolveEnvironment(active), timeout]);
+    return resolved?.executable?.uri?.fsPath ?? active.path;
+  } catch (err) {
+    log.appendLine(`the Python extension gave no interpreter: ${errorText(err)}`);
+    return undefined;
+  }
+}

@@ -104,6 +104,7 @@ export const Setting = {
   section: 'sessiontree',
   serverCommand: 'server.command',
   serverArgs: 'server.args',
+  python: 'python',
   agentDir: 'agentDir',
   defaultFilter: 'tree.defaultFilter',
   pageSize: 'tree.pageSize',
@@ -116,6 +117,7 @@ export const ContextKey = {
   showAll: 'sessiontree.showAll',
   hasSession: 'sessiontree.hasSession',
   hasSearch: 'sessiontree.hasSearch',
+  treeLoading: 'sessiontree.treeLoading',
 } as const;
 
 /** URI schemes of the read-only virtual documents. */
@@ -128,6 +130,5 @@ export const Scheme = {
 export const FILTER_MODES = ['default', 'no-tools', 'user-only', 'labeled-only', 'all'] as const;
 export type FilterMode = (typeof FILTER_MODES)[number];
 
-/** Shown when the daemon cannot be started or is too old. */
-export const INSTALL_HINT =
-  'Install it with `pip install sessiontree` or set `sessiontree.server.command` to its path.';
+/** The Python extension, whose selected interpreter runs the bundled daemon when present. */
+export const PYTHON_EXTENSION_ID = 'ms-python.python';

@@ -22,7 +22,7 @@ let daemonRef: DaemonClient | undefined;
 
 export function activate(context: vscode.ExtensionContext): SessionTreeApi {
   const config = vscode.workspace.getConfiguration(Setting.section);
-  const daemon = new DaemonClient();
+  const daemon = new DaemonClient(context.extensionPath, vscode.Uri.joinPath(context.globalStorageUri, 'pycache').fsPath);
   daemonRef = daemon;
   const current = new CurrentSession(daemon);
   const defaultFilter = config.get<string>(Setting.defaultFilter) as FilterMode;
@@ -50,6 +50,9 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
       treeView.description = s?.title;
       void vscode.commands.executeCommand('setContext', ContextKey.hasSession, !!s);
     }),
+    tree.onDidChangeLoading((loading) => {
+      void vscode.commands.executeCommand('setContext', ContextKey.treeLoading, loading);
+    }),
     tree.onDidLoad((e) => {
       if (!e.leafChanged || !followLive() || !treeView.visible) {
         return;
@@ -72,6 +75,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
       if (
         e.affectsConfiguration(`${Setting.section}.${Setting.serverCommand}`) ||
         e.affectsConfiguration(`${Setting.section}.${Setting.serverArgs}`) ||
+        e.affectsConfiguration(`${Setting.section}.${Setting.python}`) ||
         e.affectsConfiguration(`${Setting.section}.${Setting.agentDir}`)
       ) {
         void vscode.commands.executeCommand(Command.serverRestart);
@@ -97,6 +101,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
   );
   void vscode.commands.executeCommand('setContext', ContextKey.showAll, false);
   void vscode.commands.executeCommand('setContext', ContextKey.hasSession, false);
+  void vscode.commands.executeCommand('setContext', ContextKey.treeLoading, false);
   daemon.start().then(
     () => sessions.refresh(),
     () => undefined,
