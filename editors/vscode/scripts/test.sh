@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Runs every test level of the VS Code extension and fails on any failure:
 #   type check (tsc --noEmit) and bundle (esbuild)
-#   1. unit        node --test with a small vscode stub (providers, row nesting, rendering)
+#   1. unit        node --test with a small vscode stub (providers, row nesting, rendering,
+#                  finding a Python for the bundled daemon among real interpreters)
 #   2. integration node --test, vscode-jsonrpc against the real daemon over stdio
 #   3. e2e         a real VS Code (code-server) in Chromium, mocha inside the extension host
-#   VSIX           vsce package --no-dependencies (offline)
-# The daemon is $SESSIONTREE_SERVER, default <repo>/.venv/bin/sessiontree.
-# SESSIONTREE_VSCODE_E2E=0 skips level 3.
+#   4. vsix        scripts/package.sh: the per-platform VSIX with the daemon in bundled/libs
+#                  (wheels downloaded once into <repo>/.cache/vscode/wheels, then offline)
+#   5. vsix-python the bundled daemon served over stdio on every Python 3.11+ of the machine
+#   6. vsix-e2e    the VSIX installed into a fresh code-server, no sessiontree on PATH, no settings
+#   home-guard     nothing of the above wrote under the real home
+# Every level runs with HOME and the XDG dirs in a temporary directory.
+# The daemon of levels 2 and 3 is $SESSIONTREE_SERVER, default <repo>/.venv/bin/sessiontree.
+# SESSIONTREE_VSCODE_E2E=0 skips the levels that need code-server (3 and 6).
 set -uo pipefail
 EXT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ROOT=$(cd "$EXT_DIR/../.." && pwd)
@@ -25,14 +31,23 @@ passed_tests=0
 failed_tests=0
 LOGS=$(mktemp -d)
 trap 'rm -rf "$LOGS"' EXIT
-# Adds the counts a level printed (node --test "ℹ pass N"/"# pass N", the e2e driver's "N passed, N failed").
+
+# A home of the suite's own for every level; the real one is only looked at, before and after.
+REAL_HOME=$HOME
+node "$EXT_DIR/test/home-guard.js" save "$LOGS/home-before.json"
+export HOME="$LOGS/home"
+export XDG_CONFIG_HOME="$HOME/.config" XDG_DATA_HOME="$HOME/.local/share" XDG_CACHE_HOME="$HOME/.cache" XDG_STATE_HOME="$HOME/.local/state"
+mkdir -p "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME"
+unset PI_CODING_AGENT_DIR
+
+# Adds the counts a level printed (node --test "ℹ pass N"/"# pass N", the drivers' "name: N passed, N failed").
 count() {
   local log=$1 p f
   p=$(grep -aE '^(ℹ|#) pass [0-9]+$' "$log" | tail -1 | grep -oE '[0-9]+$' || true)
   f=$(grep -aE '^(ℹ|#) fail [0-9]+$' "$log" | tail -1 | grep -oE '[0-9]+$' || true)
   if [ -z "$p" ]; then
     local pf
-    pf=$(sed -nE 's/^e2e: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$log" | tail -1)
+    pf=$(sed -nE 's/^[a-z0-9-]+: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$log" | tail -1)
     p=${pf% *}
     f=${pf#* }
   fi
@@ -66,7 +81,12 @@ step "integration" npm run --silent test:integration
 if [ "${SESSIONTREE_VSCODE_E2E:-1}" != "0" ]; then
   step "e2e" node test/e2e/run-e2e.js
 fi
-step "vsix" bash -c 'npm run --silent package >/dev/null && ls -1 sessiontree-*.vsix'
+step "vsix" bash scripts/package.sh linux-x64
+step "vsix-python" bash -c 'node --test test/vsix/*.test.js'
+if [ "${SESSIONTREE_VSCODE_E2E:-1}" != "0" ]; then
+  step "vsix-e2e" node test/e2e/run-vsix-e2e.js
+fi
+step "home-guard" env SESSIONTREE_REAL_HOME="$REAL_HOME" node test/home-guard.js check "$LOGS/home-before.json"
 
 echo "=== vscode summary"
 for line in "${summary[@]}"; do

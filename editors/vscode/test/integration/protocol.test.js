@@ -25,7 +25,8 @@ async function startDaemon() {
   fs.copyFileSync(FIXTURE, sessionFile);
   const proc = spawn(daemonCommand(), ['serve'], {
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, PI_CODING_AGENT_DIR: agentDir },
+    // the daemon's index cache, locks and navigation state stay in the test's tmp dir
+    env: { ...process.env, PI_CODING_AGENT_DIR: agentDir, XDG_CACHE_HOME: path.join(tmp, 'cache'), XDG_STATE_HOME: path.join(tmp, 'state') },
   });
   let stderr = '';
   proc.stderr.on('data', (d) => (stderr += d));

@@ -1,7 +1,8 @@
 'use strict';
 // End-to-end tests in a real VS Code (code-server) with the real daemon: the driver
-// (run-e2e.js) copies test/fixtures/branched.jsonl into the workspace and points the
-// extension at the repository's daemon through the workspace settings.
+// (run-e2e.js) copies test/fixtures/branched.jsonl into the workspace, generates a long and a
+// deep session beside it, and points the extension at the repository's daemon and a temporary
+// agent dir through the User settings.
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -55,6 +56,18 @@ describe('Session Tree in VS Code', () => {
     assert.equal(api.daemon.state, 'running');
   });
 
+  // code-server is a remote window: settings of the machine scopes are dropped from User
+  // settings there, so these must be of a scope that User settings may set.
+  it('the daemon command and the agent dir apply from User settings', () => {
+    const config = vscode.workspace.getConfiguration('sessiontree');
+    const command = config.inspect('server.command');
+    assert.ok(command.globalValue, `server.command in User settings: ${JSON.stringify(command)}`);
+    assert.equal(config.get('server.command'), command.globalValue);
+    assert.ok(config.inspect('agentDir').globalValue, 'agentDir in User settings');
+    assert.equal(config.get('agentDir'), config.inspect('agentDir').globalValue);
+    assert.ok(api.daemon.launched.startsWith(command.globalValue), `launched: ${api.daemon.launched}`);
+  });
+
   // Runs before any test that writes into the agent dir: the driver recorded that dir before
   // VS Code started (run-e2e.js, prepare), so startup, listing and the click are all covered.
   it('a click on a v1 session in the pi-mono directory shows it and changes nothing in the agent dir', async function () {
@@ -84,6 +97,7 @@ describe('Session Tree in VS Code', () => {
     const { labels } = await askDriver('ROWS', { pane: 'Session Tree' });
     assert.ok(labels.length > 0, 'the Session Tree view shows rows');
     assert.deepEqual(labels.filter((l) => !known.has(l)), [], 'every row shown is a row of the v1 session');
+    assert.equal(api.treeView.description, sessionsLabel(v1), 'the tree title is the name the Sessions view shows');
     console.log(`E2E-INFO the v1 session shows ${api.tree.totalRows} rows, ${labels.length} on screen`);
 
     // anything written late (a debounced save, a lock released) has landed by now
@@ -108,7 +122,8 @@ describe('Session Tree in VS Code', () => {
     assert.deepEqual(branches.map(label), ['user: Use orjson instead, it is faster.', 'user: Make it stream and skip broken lines.']);
     const leaf = api.tree.getTreeItem(api.tree.nodeById('a0000004'));
     assert.match(leaf.description, /current/);
-    assert.equal(api.treeView.description, 'branched');
+    assert.equal(leaf.iconPath.id, 'target');
+    assert.equal(api.treeView.description, 'How do I read a JSONL file in Python?', "the daemon's displayName");
     const item = api.tree.getTreeItem(top[0]);
     await api.tree.resolveTreeItem(item, top[0]);
     assert.match(item.tooltip.value, /How do I read a JSONL file in Python\?/);
@@ -200,6 +215,147 @@ describe('Session Tree in VS Code', () => {
     assert.ok(api.tree.nodeById('a0000001'));
   });
 
+  // A title-bar button's command gets the view's selected row as its argument: it used to be
+  // taken for the mode ("Unknown filter mode "[object Object]"") and the query ("e.trim is not
+  // a function").
+  it('the Filter Mode and Search Tree buttons work after a click on a row', async () => {
+    await vscode.commands.executeCommand('sessiontree.sessions.open', sessionFile);
+    await vscode.commands.executeCommand('sessiontree.tree.focus');
+    const picked = 'user: Use orjson instead, it is faster.';
+    await askDriver('CLICK', { pane: 'Session Tree', label: picked });
+    await waitFor('the clicked row selected', () => api.treeView.selection.some((n) => n.row && n.row.id === 'u0000003'));
+
+    await askDriver('TITLE', { pane: 'Session Tree', action: 'Filter Mode…' });
+    await askDriver('TYPE', { text: 'user-only' });
+    await waitFor('filter user-only', () => api.tree.filter === 'user-only');
+    await api.tree.whenIdle();
+    assert.ok(api.tree.nodeById('u0000003'), 'the selected row is still shown');
+    await waitFor('the selected row kept', () => api.treeView.selection.some((n) => n.row && n.row.id === 'u0000003'));
+
+    await askDriver('TITLE', { pane: 'Session Tree', action: 'Search Tree…' });
+    await askDriver('TYPE', { text: 'orjson' });
+    await waitFor('search orjson', () => api.tree.search === 'orjson');
+    await api.tree.whenIdle();
+    const { messages } = await askDriver('TOASTS', {});
+    assert.deepEqual(messages.filter((m) => /Unknown filter mode|is not a function/.test(m)), [], 'no error');
+    await vscode.commands.executeCommand('sessiontree.tree.clearSearch');
+    await vscode.commands.executeCommand('sessiontree.tree.setFilter', 'default');
+  });
+
+  it('the leaf comes back into view after a filter change and after a search is cleared', async () => {
+    await vscode.commands.executeCommand('sessiontree.sessions.open', path.join(ws, 'long.jsonl'));
+    await vscode.commands.executeCommand('sessiontree.tree.focus');
+    await api.tree.whenIdle();
+    const leafLabel = 'assistant: answer 2999';
+    const top = api.tree.getChildren();
+    const scrollToTop = async () => {
+      await api.treeView.reveal(top[0], { select: false, focus: false });
+      const { labels } = await askDriver('ROWS', { pane: 'Session Tree' });
+      assert.ok(!labels.includes(leafLabel), `the view shows the top, not the leaf: ${labels.slice(0, 3)}`);
+    };
+    await scrollToTop();
+    await vscode.commands.executeCommand('sessiontree.tree.setFilter', 'no-tools');
+    let { labels } = await askDriver('ROWS', { pane: 'Session Tree' });
+    assert.ok(labels.includes(leafLabel), `after a filter change: ${labels.slice(-3)}`);
+    await vscode.commands.executeCommand('sessiontree.tree.search', 'answer 29');
+    await vscode.commands.executeCommand('sessiontree.tree.clearSearch');
+    ({ labels } = await askDriver('ROWS', { pane: 'Session Tree' }));
+    assert.ok(labels.includes(leafLabel), `after the search was cleared: ${labels.slice(-3)}`);
+    await vscode.commands.executeCommand('sessiontree.tree.setFilter', 'default');
+  });
+
+  // a session 61 levels deep, from benchmarks/gen_corpus.py
+  const deepFile = path.join(ws, 'deep.jsonl');
+  const walk = (nodes) => nodes.flatMap((n) => (n.row ? [n, ...walk(api.tree.getChildren(n))] : []));
+  // what VS Code indents a level by default (workbench.tree.indent) and what a row has before its
+  // text at level 1 (twistie, icon, padding): generous, against 60 levels of 8 px
+  const INDENT = vscode.workspace.getConfiguration('workbench.tree').get('indent') || 8;
+  const MAX_LEVEL = 8;
+  const textBound = (MAX_LEVEL + 1) * INDENT + 64;
+
+  it('deep session: says "Loading…" while it loads, never "Nothing matches"', async () => {
+    await vscode.commands.executeCommand('sessiontree.tree.focus');
+    await askDriver('WATCH', { pane: 'Session Tree' });
+    await vscode.commands.executeCommand('sessiontree.sessions.open', deepFile);
+    await api.tree.whenIdle();
+    const { seen } = await askDriver('WATCHED', { pane: 'Session Tree' });
+    console.log(`E2E-INFO the view said while loading: ${JSON.stringify(seen.map((t) => t.slice(0, 40)))}`);
+    assert.deepEqual(seen.filter((t) => /Nothing matches/.test(t)), []);
+  });
+
+  it('deep session: rows nest at most 8 levels; deeper rows carry their depth marker', async () => {
+    while (api.tree.getChildren().some((e) => !e.row)) {
+      await api.tree.loadMore();
+    }
+    const nodes = walk(api.tree.getChildren());
+    assert.equal(nodes.length, api.tree.totalRows);
+    const deepest = nodes.reduce((a, b) => (b.row.depth > a.row.depth ? b : a));
+    assert.ok(deepest.row.depth >= 60, `the corpus is ${deepest.row.depth} levels deep`);
+    assert.ok(Math.max(...nodes.map((n) => n.level)) <= MAX_LEVEL);
+    const marked = nodes.filter((n) => n.row.depth > MAX_LEVEL && n.level === MAX_LEVEL);
+    assert.ok(marked.length > 100);
+    for (const n of marked) {
+      assert.ok(String(label(n)).startsWith(`‹${n.row.depth}› `), `${label(n)} at depth ${n.row.depth}`);
+    }
+    console.log(`E2E-INFO ${nodes.length} rows, ${deepest.row.depth} levels deep, ${marked.length} behind a depth marker`);
+  });
+
+  it('deep session: the text of every row starts within a bounded width (as drawn)', async () => {
+    const nodes = walk(api.tree.getChildren());
+    const deepest = nodes.reduce((a, b) => (b.row.depth > a.row.depth ? b : a));
+    let widest = 0;
+    for (const node of [deepest, api.tree.leafNode()]) {
+      await api.treeView.reveal(node, { select: false, focus: false, expand: false });
+      const { rows } = await askDriver('GEOMETRY', { pane: 'Session Tree' });
+      assert.ok(rows.length > 5);
+      const levels = rows.map((r) => r.level);
+      const lefts = rows.map((r) => r.textLeft);
+      assert.ok(Math.max(...levels) <= MAX_LEVEL + 1, `aria-levels ${[...new Set(levels)]}`);
+      assert.ok(Math.max(...lefts) <= textBound, `text starts at ${Math.max(...lefts)} px > ${textBound} px`);
+      assert.ok(rows.some((r) => r.label.startsWith(`‹${node.row.depth}›`)), 'the revealed deep row is drawn with its marker');
+      widest = Math.max(widest, ...lefts);
+    }
+    console.log(`E2E-INFO text starts at most ${widest} px into a row (bound ${textBound} px)`);
+  });
+
+  it('deep session: the leaf marker is visible on a long row', async () => {
+    const long = `A long prompt from the terminal ${'that goes on and on '.repeat(20)}end`;
+    const leafId = api.tree.currentLeafId;
+    const entry = { type: 'message', id: 'deadbeef', parentId: leafId, timestamp: '2026-01-10T10:00:00.000Z', message: { role: 'user', content: long, timestamp: 1768039200000 } };
+    fs.appendFileSync(deepFile, `${JSON.stringify(entry)}\n`);
+    await waitFor('the appended leaf', () => api.tree.currentLeafId === 'deadbeef', 20000);
+    await api.tree.whenIdle();
+    const node = api.tree.leafNode();
+    await api.treeView.reveal(node, { select: false, focus: false, expand: false });
+    const { rows } = await askDriver('GEOMETRY', { pane: 'Session Tree' });
+    const row = rows.find((r) => r.label.includes('A long prompt from the terminal'));
+    assert.ok(row, `the leaf row is drawn: ${JSON.stringify(rows.map((r) => r.label.slice(0, 30)))}`);
+    assert.ok(row.cut, 'the row is longer than the view');
+    assert.match(row.icon, /codicon-target/);
+    assert.ok(row.iconVisible, 'the leaf icon is inside the row');
+    assert.ok(row.label.startsWith(`‹${node.row.depth}› user: A long prompt`), row.label.slice(0, 40));
+    await askDriver('SCREENSHOT', { name: 'vscode-sidebar-deep', expect: ['‹'] });
+  });
+
+  it('deep session: search results are flat (no staircase)', async () => {
+    await vscode.commands.executeCommand('sessiontree.tree.search', 'refactor');
+    try {
+      const nodes = walk(api.tree.getChildren());
+      assert.ok(nodes.length > 50, `${nodes.length} results`);
+      assert.ok(nodes.every((n) => n.level === 0 && n.children.length === 0));
+      assert.ok(new Set(nodes.map((n) => n.row.depth)).size > 10, 'from many depths');
+      const { rows } = await askDriver('GEOMETRY', { pane: 'Session Tree' });
+      const results = rows.filter((r) => !r.label.startsWith('Load more'));
+      assert.deepEqual([...new Set(results.map((r) => r.level))], [1]);
+      const lefts = [...new Set(results.map((r) => r.textLeft))];
+      assert.equal(lefts.length, 1, `every result starts at the same x: ${JSON.stringify(results.map((r) => [r.textLeft, r.icon, r.label.slice(0, 20)]))}`);
+    } finally {
+      await vscode.commands.executeCommand('sessiontree.tree.clearSearch');
+      await vscode.commands.executeCommand('sessiontree.sessions.open', sessionFile);
+    }
+  });
+
+
   it('a session file that appears is listed through session/didChangeList', async () => {
     const agentDir = vscode.workspace.getConfiguration('sessiontree').get('agentDir');
     const dir = path.join(agentDir, 'sessions', '--srv-other-project--');
@@ -258,11 +414,11 @@ describe('Session Tree in VS Code', () => {
     await config.update('server.command', path.join(__dirname, '..', 'old-daemon.js'), vscode.ConfigurationTarget.Workspace);
     try {
       await waitFor('state failed', () => api.daemon.state === 'failed');
-      await assert.rejects(api.daemon.ready(), /speaks protocol 0, this extension needs 1\. Upgrade it with `pip install -U sessiontree`/);
+      await assert.rejects(api.daemon.ready(), /speaks protocol 0, this extension needs 1\. Upgrade it \(from a checkout: `python3 -m pip install \.`\)/);
     } finally {
       await config.update('server.command', good, vscode.ConfigurationTarget.Workspace);
     }
-    await waitFor('state running', () => api.daemon.state === 'running');
+    await waitFor('state running', () => api.daemon.state === 'running', 30000);
   });
 
   it('a missing daemon gives a clear state and message, and a fixed setting recovers', async () => {
@@ -271,12 +427,12 @@ describe('Session Tree in VS Code', () => {
     await config.update('server.command', path.join(ws, 'no-such-sessiontree'), vscode.ConfigurationTarget.Workspace);
     try {
       await waitFor('state missing', () => api.daemon.state === 'missing');
-      await assert.rejects(api.daemon.ready(), /was not found\. Install it with `pip install sessiontree` or set `sessiontree\.server\.command`/);
+      await assert.rejects(api.daemon.ready(), /`sessiontree\.server\.command`\) was not found\. Set it to the full path of a `sessiontree` executable/);
       assert.equal(api.current.value, undefined);
     } finally {
       await config.update('server.command', good, vscode.ConfigurationTarget.Workspace);
     }
-    await waitFor('state running', () => api.daemon.state === 'running');
+    await waitFor('state running', () => api.daemon.state === 'running', 30000);
     await vscode.commands.executeCommand('sessiontree.sessions.open', sessionFile);
     assert.ok(api.tree.nodeById('x0000001'), 'the session reopens with the appended entry');
   });
