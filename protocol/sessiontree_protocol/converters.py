@@ -8,6 +8,10 @@
   as a list); a missing required field or a wrong type raises `ParamsError` naming the field
   (`entry.type`, `rows[3].id`). Unknown keys are ignored so that newer clients can send
   newer optional fields to older daemons.
+- A union of classes with a `tag` field (the entry kinds of `session/append`) is a tagged
+  union: the tag's value picks the class, an unknown one is refused naming the tag field.
+- An `as_sent` field gets the whole object as sent (minus the keys its metadata lists), and
+  is written back the same way; a field with `aliases` is also read from its older names.
 """
 
 from __future__ import annotations
@@ -25,7 +29,16 @@ from sessiontree_protocol.types import ABSENT, _Absent
 
 T = TypeVar("T")
 
-__all__ = ["ParamsError", "camel", "converter", "structure", "unstructure", "wire_name"]
+__all__ = [
+    "ParamsError",
+    "camel",
+    "converter",
+    "structure",
+    "tag_field",
+    "tagged_kinds",
+    "unstructure",
+    "wire_name",
+]
 
 
 class ParamsError(ValueError):
@@ -89,6 +102,28 @@ def _strip_optional(tp: Any) -> tuple[Any, bool]:
 
 def _is_absent(tp: Any) -> bool:
     return tp is _Absent or (get_origin(tp) is Literal and get_args(tp) == (ABSENT,))
+
+
+def tag_field(cls: Any) -> Any:
+    """The `tag` field of an attrs class, or None."""
+    if not attrs.has(cls):
+        return None
+    attrs.resolve_types(cls)
+    return next((f for f in attrs.fields(cls) if f.metadata.get("tag")), None)
+
+
+def tagged_kinds(tp: Any) -> dict[Any, type] | None:
+    """Tag value -> class for a union of tagged attrs classes (None for any other type)."""
+    if get_origin(tp) not in (typing.Union, pytypes.UnionType):
+        return None
+    kinds: dict[Any, type] = {}
+    for alt in get_args(tp):
+        tag = tag_field(alt)
+        if tag is None:
+            return None
+        (value,) = get_args(tag.type)
+        kinds[value] = alt
+    return kinds
 
 
 def _make_converter() -> cattrs.Converter:
@@ -183,23 +218,51 @@ def _make_converter() -> cattrs.Converter:
 
     conv.register_structure_hook_factory(is_union, union_factory)
 
+    def tagged_union_factory(tp: Any) -> Callable[[Any, Any], Any]:
+        kinds = tagged_kinds(tp)
+        assert kinds is not None
+        tag = wire_name(tag_field(next(iter(kinds.values()))))
+        shown = ", ".join(repr(k) for k in kinds)
+
+        def hook(value: Any, _tp: Any) -> Any:
+            if not isinstance(value, dict):
+                raise ParamsError("", f"expected object, got {_type_name(value)}")
+            if tag not in value:
+                raise ParamsError(tag, "missing required field")
+            kind = value[tag]
+            cls = kinds.get(kind) if isinstance(kind, str) else None
+            if cls is None:
+                raise ParamsError(tag, f"expected one of {shown}, got {kind!r}")
+            return conv.structure(value, cls)
+
+        return hook
+
+    # registered after the plain union: cattrs tries the later factory first
+    conv.register_structure_hook_factory(lambda tp: tagged_kinds(tp) is not None, tagged_union_factory)
+
     def attrs_structure_factory(cls: type) -> Callable[[Any, Any], Any]:
         attrs.resolve_types(cls)
         plan = []
+        whole: list[tuple[str, frozenset[str]]] = []
         for f in attrs.fields(cls):
+            if "as_sent" in f.metadata:
+                whole.append((f.name, frozenset(f.metadata["as_sent"])))
+                continue
             inner, allows_none = _strip_optional(f.type)
             nullable = bool(f.metadata.get("nullable")) or allows_none
             required = f.default is attrs.NOTHING
-            plan.append((f.name, wire_name(f), inner, nullable, required))
+            names = (wire_name(f), *f.metadata.get("aliases", ()))
+            plan.append((f.name, names, inner, nullable, required))
 
         def hook(value: Any, _tp: Any) -> Any:
             if not isinstance(value, dict):
                 raise ParamsError("", f"expected object, got {_type_name(value)}")
             kwargs: dict[str, Any] = {}
-            for name, wire, inner, nullable, required in plan:
-                if wire not in value:
+            for name, names, inner, nullable, required in plan:
+                wire = next((n for n in names if n in value), None)
+                if wire is None:
                     if required:
-                        raise ParamsError(wire, "missing required field")
+                        raise ParamsError(names[0], "missing required field")
                     continue
                 raw = value[wire]
                 if raw is None:
@@ -211,6 +274,8 @@ def _make_converter() -> cattrs.Converter:
                     kwargs[name] = conv.structure(raw, inner)
                 except ParamsError as exc:
                     raise ParamsError(_join(wire, exc.field), exc.reason) from None
+            for name, without in whole:
+                kwargs[name] = {k: v for k, v in value.items() if k not in without}
             return cls(**kwargs)
 
         return hook
@@ -220,12 +285,18 @@ def _make_converter() -> cattrs.Converter:
     def attrs_unstructure_factory(cls: type) -> Callable[[Any], Any]:
         attrs.resolve_types(cls)
         plan = []
+        whole: list[str] = []
         for f in attrs.fields(cls):
+            if "as_sent" in f.metadata:
+                whole.append(f.name)
+                continue
             inner, _ = _strip_optional(f.type)
             plan.append((f.name, wire_name(f), bool(f.metadata.get("nullable")), _unstructure_fn(inner)))
 
         def hook(obj: Any) -> Any:
             out: dict[str, Any] = {}
+            for name in whole:
+                out.update(getattr(obj, name))
             for name, wire, nullable, fn in plan:
                 v = getattr(obj, name)
                 if v is None:
@@ -247,6 +318,8 @@ def _make_converter() -> cattrs.Converter:
             (item,) = get_args(tp) or (Any,)
             if attrs.has(item):
                 return lambda v: [conv.unstructure(x, item) for x in v]
+        if tagged_kinds(tp) is not None:
+            return lambda v: conv.unstructure(v, type(v))
         return None
 
     conv.register_unstructure_hook_factory(attrs.has, attrs_unstructure_factory)

@@ -16,7 +16,7 @@ from e2e_helpers import call
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 from sessiontree_protocol import methods
-from sessiontree_protocol.converters import wire_name
+from sessiontree_protocol.converters import tagged_kinds, wire_name
 from sessiontree_protocol.types import METHOD_TO_TYPES
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -34,7 +34,13 @@ def _core_type(tp: Any) -> Any:
     return tp
 
 
+def _tagged(tp: Any) -> bool:
+    return tagged_kinds(tp) is not None
+
+
 def valid_value(tp: Any) -> Any:
+    if _tagged(tp):
+        return {"type": "custom", "customType": "x"}
     tp = _core_type(tp)
     if isinstance(tp, tuple):
         return valid_value(tp[0])
@@ -54,6 +60,8 @@ def valid_value(tp: Any) -> Any:
 
 
 def wrong_values(tp: Any) -> list[Any]:
+    if _tagged(tp):  # an object of no kind is refused naming its `type`: see test_append_entries
+        return ["x", [1]]
     tp = _core_type(tp)
     if tp is Any:
         return []

@@ -105,11 +105,16 @@ def test_nested_paths_in_errors() -> None:
 
 def test_absent_differs_from_null_where_it_matters() -> None:
     assert (
-        c.structure({"session": "s", "entry": {"type": "custom"}}, t.AppendParams).expected_leaf_id
+        c.structure(
+            {"session": "s", "entry": {"type": "custom", "customType": "x"}}, t.AppendParams
+        ).expected_leaf_id
         is t.ABSENT
     )
     assert (
-        c.structure({"session": "s", "entry": {}, "expectedLeafId": None}, t.AppendParams).expected_leaf_id
+        c.structure(
+            {"session": "s", "entry": {"type": "custom", "customType": "x"}, "expectedLeafId": None},
+            t.AppendParams,
+        ).expected_leaf_id
         is None
     )
     assert c.structure({"session": "s"}, t.ContextParams).leaf_id is t.ABSENT

@@ -60,16 +60,20 @@ def _class_schema(cls: type, defs: dict[str, Any]) -> None:
     attrs.resolve_types(cls)
     props: dict[str, Any] = {}
     required: list[str] = []
+    open_ended = False
     for f in attrs.fields(cls):
+        if "as_sent" in f.metadata:
+            open_ended = True  # the object's other members are taken as sent
+            continue
         wire = wire_name(f)
         schema = _type_schema(f.type, defs)
-        doc = f.metadata.get("doc", "")
+        doc = _field_doc(f)
         if f.metadata.get("addition") and not doc.startswith("Addition"):
             doc = "Addition: " + doc
         if doc:
             schema = {**schema, "description": doc}
         props[wire] = schema
-        if f.default is attrs.NOTHING:
+        if f.default is attrs.NOTHING or f.metadata.get("tag"):
             required.append(wire)
     entry: dict[str, Any] = {
         "type": "object",
@@ -78,7 +82,17 @@ def _class_schema(cls: type, defs: dict[str, Any]) -> None:
     }
     if required:
         entry["required"] = required
+    if open_ended:
+        entry["additionalProperties"] = True
     defs[cls.__name__] = entry
+
+
+def _field_doc(f: Any) -> str:
+    doc: str = f.metadata.get("doc", "")
+    aliases = f.metadata.get("aliases", ())
+    if aliases:
+        doc += " " + ", ".join(f"`{a}`" for a in aliases) + " (an older name) is read too."
+    return doc
 
 
 def build_schema() -> dict[str, Any]:
@@ -141,6 +155,8 @@ def render_markdown() -> str:
             if c is not None and c not in classes:
                 classes.append(c)
     for extra in (
+        t.AppendMessage,
+        *get_args(t.AppendEntry),
         t.SessionInfo,
         t.RecentSession,
         t.Recovered,
@@ -158,8 +174,11 @@ def render_markdown() -> str:
         attrs.resolve_types(cls)
         rows = []
         for f in attrs.fields(cls):
-            required = "yes" if f.default is attrs.NOTHING else "no"
-            doc = f.metadata.get("doc", "").replace("Addition: ", "**Addition.** ")
+            if "as_sent" in f.metadata:
+                rows.append(f"| *(any other)* | any | no | {f.metadata['doc']} |")
+                continue
+            required = "yes" if f.default is attrs.NOTHING or f.metadata.get("tag") else "no"
+            doc = _field_doc(f).replace("Addition: ", "**Addition.** ")
             if f.metadata.get("addition") and "Addition" not in doc:
                 doc = "**Addition.** " + doc
             null = " (null sent)" if f.metadata.get("nullable") else ""

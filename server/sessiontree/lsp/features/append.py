@@ -1,9 +1,12 @@
-"""session/append: entries from editor-embedded agents, with compare-and-append."""
+"""session/append: entries from editor-embedded agents, with compare-and-append.
+
+The params are typed: `entry` is one of the entry kinds of `sessiontree_protocol.types`
+(`AppendEntry`, told apart by `type`), structured and checked before the handler runs.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, assert_never
 
 from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
@@ -15,101 +18,46 @@ from sessiontree.lsp.features.watch import announce_pending
 from sessiontree.lsp.handlers import register
 from sessiontree.lsp.server import SessionTreeServer
 
-_MISSING = object()
+if TYPE_CHECKING:
+    from sessiontree.core.manager import SessionManager
 
 
-def _field(entry: dict[str, Any], name: str, kinds: tuple[type, ...] | None, required: bool = True) -> Any:
-    if name not in entry:
-        if required:
-            raise errors.InvalidParams(
-                f"Invalid params for session/append: entry.{name}: missing required field",
-                {"field": f"entry.{name}", "reason": "missing required field"},
-            )
-        return None
-    value = entry[name]
-    if kinds is not None and value is not None and not isinstance(value, kinds):
-        raise errors.InvalidParams(
-            f"Invalid params for session/append: entry.{name}: wrong type {type(value).__name__}",
-            {"field": f"entry.{name}", "reason": "wrong type"},
+def append_entry(manager: SessionManager, entry: t.AppendEntry) -> str:
+    """Append `entry` through the manager's constructor of its kind; the new entry's id."""
+    if isinstance(entry, t.MessageEntry):
+        return manager.append_message(entry.message.as_sent)
+    if isinstance(entry, t.ThinkingLevelChangeEntry):
+        return manager.append_thinking_level_change(entry.thinking_level)
+    if isinstance(entry, t.ModelChangeEntry):
+        return manager.append_model_change(entry.model, entry.role)
+    if isinstance(entry, t.CompactionEntry):
+        return manager.append_compaction(
+            entry.summary,
+            entry.short_summary,
+            entry.first_kept_entry_id,
+            entry.tokens_before,  # type: ignore[arg-type]  # an integer, or a number as sent
+            entry.details,
+            entry.from_extension,
+            entry.preserve_data,
         )
-    if kinds is not None and value is None and required:
-        raise errors.InvalidParams(
-            f"Invalid params for session/append: entry.{name}: must not be null",
-            {"field": f"entry.{name}", "reason": "must not be null"},
+    if isinstance(entry, t.CustomEntry):
+        return manager.append_custom_entry(entry.custom_type, entry.data)
+    if isinstance(entry, t.CustomMessageEntry):
+        return manager.append_custom_message_entry(
+            entry.custom_type, entry.content, entry.display, entry.details, entry.attribution
         )
-    return value
-
-
-def appender(entry: dict[str, Any]) -> Callable[[Any], str]:
-    """Map `{type, ...payload}` onto the manager's append_* method (validating the payload)."""
-    etype = entry.get("type")
-    if etype == "message":
-        msg = _field(entry, "message", (dict,))
-        _field(msg, "role", (str,)) if isinstance(msg, dict) and "role" in msg else None
-        if "role" not in msg:
-            raise errors.InvalidParams(
-                "Invalid params for session/append: entry.message.role: missing required field",
-                {"field": "entry.message.role", "reason": "missing required field"},
-            )
-        return lambda mgr: mgr.append_message(msg)
-    if etype == "thinking_level_change":
-        level = _field(entry, "thinkingLevel", (str,), required=False)
-        return lambda mgr: mgr.append_thinking_level_change(level)
-    if etype == "model_change":
-        model = _field(entry, "model", (str,))
-        role = _field(entry, "role", (str,), required=False)
-        return lambda mgr: mgr.append_model_change(model, role)
-    if etype == "compaction":
-        summary = _field(entry, "summary", (str,))
-        short = _field(entry, "shortSummary", (str,), required=False)
-        first = _field(entry, "firstKeptEntryId", (str,))
-        tokens = _field(entry, "tokensBefore", (int, float))
-        return lambda mgr: mgr.append_compaction(
-            summary,
-            short,
-            first,
-            tokens,
-            entry.get("details"),
-            entry.get("fromExtension"),
-            entry.get("preserveData"),
-        )
-    if etype == "custom":
-        ctype = _field(entry, "customType", (str,))
-        return lambda mgr: mgr.append_custom_entry(ctype, entry.get("data"))
-    if etype == "custom_message":
-        ctype = _field(entry, "customType", (str,))
-        content = _field(entry, "content", (str, list))
-        display = _field(entry, "display", (bool,))
-        return lambda mgr: mgr.append_custom_message_entry(
-            ctype, content, display, entry.get("details"), entry.get("attribution")
-        )
-    if etype == "ttsr_injection":
-        rules = entry.get("injectedRules", entry.get("ruleNames", _MISSING))
-        if rules is _MISSING or not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
-            raise errors.InvalidParams(
-                "Invalid params for session/append: entry.injectedRules: expected an array of strings",
-                {"field": "entry.injectedRules", "reason": "expected array of strings"},
-            )
-        return lambda mgr: mgr.append_ttsr_injection(rules)
-    if etype == "session_init":
-        init = {k: v for k, v in entry.items() if k not in ("type", "id", "parentId", "timestamp")}
-        if isinstance(entry.get("init"), dict):
-            init = entry["init"]
-        return lambda mgr: mgr.append_session_init(init)
-    if etype == "mode_change":
-        mode = _field(entry, "mode", (str,))
-        data = _field(entry, "data", (dict,), required=False)
-        return lambda mgr: mgr.append_mode_change(mode, data)
-    allowed = ", ".join(t.AppendEntryType.__args__)  # type: ignore[attr-defined]
-    raise errors.InvalidParams(
-        f"Invalid params for session/append: entry.type must be one of {allowed}, got {etype!r}",
-        {"field": "entry.type", "reason": f"expected one of {allowed}"},
-    )
+    if isinstance(entry, t.TtsrInjectionEntry):
+        return manager.append_ttsr_injection(entry.injected_rules)
+    if isinstance(entry, t.SessionInitEntry):
+        return manager.append_session_init(entry.init if isinstance(entry.init, dict) else entry.as_sent)
+    if isinstance(entry, t.ModeChangeEntry):
+        return manager.append_mode_change(entry.mode, entry.data)
+    assert_never(entry)
 
 
 async def append(ls: SessionTreeServer, p: t.AppendParams) -> t.AppendResult:
+    """Append one entry, after the file's external appends, if the leaf is the expected one."""
     session = ls.registry.get(p.session)
-    do = appender(p.entry)
 
     def work() -> tuple[str, str | None, t.EntrySummary]:
         manager = session.manager
@@ -121,7 +69,7 @@ async def append(ls: SessionTreeServer, p: t.AppendParams) -> t.AppendResult:
                 f"Leaf is {old!r}, expected {p.expected_leaf_id!r}; nothing was appended",
                 session.path,
             )
-        eid = do(manager)
+        eid = append_entry(manager, p.entry)
         return eid, old, mapping.summary(manager, eid)
 
     try:
