@@ -42,6 +42,13 @@ cd "$root/editors/nvim"
 status=0
 timeout 900 "$nvim" --headless -u NONE -i NONE -l tests/run.lua -o tests/output.lua "$@" "${SPECS:-tests/spec}" || status=$?
 
+# The daemons' stderr (in Neovim's LSP log) goes away with the scratch dir; keep it when
+# something failed.
+if [ "$status" -ne 0 ] && [ -f "$XDG_STATE_HOME/nvim/lsp.log" ]; then
+  cp "$XDG_STATE_HOME/nvim/lsp.log" "$root/test-artifacts/nvim-lsp.log"
+  echo "the LSP log (the daemons' stderr): test-artifacts/nvim-lsp.log" >&2
+fi
+
 written="$(cd "$HOME" && find . -mindepth 1 | sort)"
 if [ -n "$written" ]; then
   echo "FAIL the suite wrote into HOME instead of its XDG dirs:" >&2
