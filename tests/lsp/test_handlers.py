@@ -13,7 +13,8 @@ from typing import Any, get_type_hints
 
 import pytest
 from sessiontree.lsp.features import labels, sessions, tree
-from sessiontree.lsp.server import SessionTreeServer, create_server
+from sessiontree.lsp.server import SessionTreeServer
+from sessiontree.lsp.setup import create_server
 from sessiontree_protocol import methods
 from sessiontree_protocol import types as t
 from sessiontree_protocol.types import METHOD_TO_TYPES

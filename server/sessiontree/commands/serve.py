@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         # (unknown handle, bad params); the daemon logs unexpected failures itself.
         logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
 
-    from sessiontree.lsp.server import create_server
+    from sessiontree.lsp.setup import create_server
 
     server = create_server()
     client_log = _ClientLogHandler(server)

@@ -1,11 +1,12 @@
 """The daemon's server object and how it is served: stdio, or TCP with one object per connection.
 
-`create_server()` builds a `SessionTreeServer` with every feature registered
-(`setup.setup`). Over stdio it serves one client (`start_io`); over `--tcp` each
-connection gets its own server object from `create_server()`, with its own initialize
-(and allowedRoots), session handles, navigation state and responses, once it has shown
-the token (`start_tcp`). Reading a stream is `serve_stream`: the framing of
-`transport.py`, each body handed to the protocol of `dispatch.py`.
+A `SessionTreeServer` holds one client's state: its configuration, open sessions, access
+policy and navigation state. Over stdio it serves one client (`start_io`); over `--tcp`
+each connection gets its own server object, made like the listening one (the same
+`setup`), with its own initialize (and allowedRoots), session handles, navigation state
+and responses, once it has shown the token (`start_tcp`). Reading a stream is
+`serve_stream`: the framing of `transport.py`, each body handed to the protocol of
+`dispatch.py`. `setup.create_server()` makes one with every feature registered.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class SessionTreeServer(LanguageServer):
 
     protocol: SessionTreeProtocol
 
-    def __init__(self) -> None:
+    def __init__(self, setup: Callable[[SessionTreeServer], None] | None = None) -> None:
         super().__init__(
             "sessiontree",
             __version__,
@@ -80,6 +81,9 @@ class SessionTreeServer(LanguageServer):
         self.live_follower: LiveFollower | None = None
         """Follows the open sessions' files once initialized (features/watch.py)."""
         self.cwd = os.getcwd()
+        self._setup = setup
+        if setup is not None:
+            setup(self)
 
     @property
     def exit_code(self) -> int:
@@ -166,7 +170,7 @@ class SessionTreeServer(LanguageServer):
     ) -> None:
         """Serve over TCP until SIGTERM or SIGINT.
 
-        Each connection gets its own server object from `create_server()`: its own
+        Each connection gets its own server object, set up like this one: its own
         initialize (and allowedRoots), session handles, navigation state and responses.
         With `token`, a connection must send it in `initializationOptions.token` of its
         initialize within AUTH_TIMEOUT seconds, or it is refused and closed. A connection
@@ -178,7 +182,7 @@ class SessionTreeServer(LanguageServer):
         async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             loop = asyncio.get_running_loop()
             writers.add(writer)
-            conn = create_server()
+            conn = SessionTreeServer(self._setup)
             if token is not None:
                 conn.protocol.require_token(token)
             conn.protocol.set_writer(LoopWriter(writer, loop))  # type: ignore[arg-type]
@@ -256,12 +260,3 @@ class SessionTreeServer(LanguageServer):
         """The allowed roots without `allowedRoots`: agent dir, sessions root, workspace folders."""
         agent = self.config.agent_dir or paths.get_agent_dir()
         return [str(agent), str(paths.sessions_root(agent)), *self.workspace_roots]
-
-
-def create_server() -> SessionTreeServer:
-    """A configured daemon with every feature registered (one per client connection)."""
-    from sessiontree.lsp.setup import setup
-
-    server = SessionTreeServer()
-    setup(server)
-    return server

@@ -1,8 +1,6 @@
-"""Registers every feature module's handlers (`features/<noun>.py:setup(server)`)."""
+"""The factory of the daemon: a server with every feature module's handlers registered."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from sessiontree.lsp.features import (
     append,
@@ -15,9 +13,7 @@ from sessiontree.lsp.features import (
     tree,
     watch,
 )
-
-if TYPE_CHECKING:
-    from sessiontree.lsp.server import SessionTreeServer
+from sessiontree.lsp.server import SessionTreeServer
 
 FEATURES = (lifecycle, sessions, tree, navigation, labels, context, append, doctor, watch)
 """The feature modules, in registration order."""
@@ -27,3 +23,8 @@ def setup(server: SessionTreeServer) -> None:
     """Call `setup(server)` of each feature module."""
     for feature in FEATURES:
         feature.setup(server)
+
+
+def create_server() -> SessionTreeServer:
+    """A configured daemon with every feature registered (one per client connection)."""
+    return SessionTreeServer(setup)
