@@ -107,6 +107,15 @@ class UsageTotals(msgspec.Struct):
             "cost": self.cost,
         }
 
+    def add_totals(self, other: UsageTotals) -> None:
+        """Add another set of totals (a scan of appended lines, a chunk of a file)."""
+        self.input += other.input
+        self.output += other.output
+        self.cacheRead += other.cacheRead
+        self.cacheWrite += other.cacheWrite
+        self.premiumRequests += other.premiumRequests
+        self.cost += other.cost
+
     def add_usage(self, usage: Any) -> None:
         """Add one `usage` object (a dict, or a decoded `_JUsage`)."""
         if usage is None:

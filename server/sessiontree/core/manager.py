@@ -42,6 +42,7 @@ from .errors import (
 )
 from .ids import Clock, IdSource, session_file_name
 from .index import STATE_ENTRY_TYPES, EntryIndex, IndexCache, Skeleton, scan_clean
+from .live import FileState, Follower, SyncResult
 
 if TYPE_CHECKING:
     from .context import SessionContext
@@ -132,21 +133,6 @@ class LoadReport:
         if self.quarantined_copy:
             out["quarantinedCopy"] = self.quarantined_copy
         return out
-
-
-@dataclass
-class FileState:
-    """The session file as last read or written: size, inode, device, mtime (ns).
-
-    `end` is the offset up to which the file's lines are in the index; bytes after it were
-    appended by someone else (see `SessionManager.ingest_appended_bytes`).
-    """
-
-    size: int
-    inode: int
-    device: int
-    mtime_ns: int
-    end: int
 
 
 class SessionTreeNode:
@@ -262,7 +248,8 @@ class SessionManager:
         self._writer: Any = None
         self._persist_error: PersistError | None = None
         self.load_report = LoadReport()
-        self.file_state: FileState | None = None
+        # What is known of the file on disk, and the folding in of other writers' lines.
+        self._follower = Follower(self, storage)
         self._header: dict[str, Any] = {}
         self._index = EntryIndex()
         self._leaf_id: str | None = None
@@ -597,7 +584,7 @@ class SessionManager:
             migrated_from=migrated,
         )
         # A torn last line is not in the index: the file state ends before it, so that it
-        # is read (live.sync_manager) once another writer completes it.
+        # is read (`Follower.sync`) once another writer completes it.
         self._set_file_state(st, data.rfind(b"\n") + 1 if report.torn_tail else len(data))
 
     def _load_chunked(self, path: str, st: Any) -> bool:
@@ -655,8 +642,7 @@ class SessionManager:
             if usage is None:
                 usage = scan.usage
             else:
-                for name in usage.__struct_fields__:
-                    setattr(usage, name, getattr(usage, name) + getattr(scan.usage, name))
+                usage.add_totals(scan.usage)
             end = base + scan.end
             if last:
                 torn = scan.torn_tail
@@ -691,32 +677,17 @@ class SessionManager:
 
         return new_id
 
+    @property
+    def file_state(self) -> FileState | None:
+        """The file as last read or written (`live.FileState`), None before either."""
+        return self._follower.state
+
     def _set_file_state(self, st: Any, end: int) -> None:
-        if st is None:
-            self.file_state = None
-            return
-        self.file_state = FileState(
-            size=_st(st, "st_size"),
-            inode=_st(st, "st_ino"),
-            device=_st(st, "st_dev"),
-            mtime_ns=_st(st, "st_mtime_ns"),
-            end=end,
-        )
+        self._follower.set_state(st, end)
 
     def _forget_file_state(self) -> None:
         """The manager is about to use another file: nothing is known of it yet."""
-        self.file_state = None
-        self._live_mark = None
-        self._live_detached = None
-
-    def _refresh_file_state(self) -> None:
-        if not self._session_file:
-            return
-        st = _stat_of(self._storage, self._session_file)
-        if st is None:
-            self.file_state = None
-        else:
-            self._set_file_state(st, _st(st, "st_size"))
+        self._follower.forget()
 
     # -- loading file-backed entries
     def _make_index(self) -> EntryIndex:
@@ -922,9 +893,7 @@ class SessionManager:
             for sk in scan.skeletons:
                 sk.offset += base
             self._index.add_skeletons(scan.skeletons)
-            u = self._index.usage
-            for name in ("input", "output", "cacheRead", "cacheWrite", "premiumRequests", "cost"):
-                setattr(u, name, getattr(u, name) + getattr(scan.usage, name))
+            self._index.usage.add_totals(scan.usage)
         else:
             report = _jsonl().parse_jsonl_lenient(data)
             for v in report.values:
@@ -978,7 +947,7 @@ class SessionManager:
             line = _jsonl().dumps_line(self._prepare(entry)) + b"\n"
             with self._live_lock(shared=True):
                 self._live_check_writer()
-                self._check_file_still_a_session(path)
+                self._follower.check_still_a_session(path)
                 if self._writer is None:
                     self._writer = self._storage.open_writer(path)
                 self._writer.write_line(line)
@@ -993,7 +962,7 @@ class SessionManager:
             raise self._latch(exc) from exc
         except Exception as exc:
             raise self._latch(exc) from exc
-        self._live_after_append(len(line))
+        self._follower.after_append(len(line))
 
     def _rewrite_file_guarded(self) -> None:
         if self._read_only:
@@ -1001,7 +970,7 @@ class SessionManager:
         if self._persist_error is not None:
             raise self._persist_error
         with self._live_lock(shared=False):
-            self._live_guard_rewrite()  # may raise ConflictError (not latched: nothing was written)
+            self._follower.guard_rewrite()  # may raise ConflictError (not latched: nothing was written)
             try:
                 self._rewrite_file()
             except PersistError as exc:
@@ -1119,28 +1088,19 @@ class SessionManager:
         self._rewrite_file_guarded()
 
     # ------------------------------------------------------------------ live sessions
-    # Other processes write the same file: see core/live.py and docs/live-sessions.md.
-    _live_mark: Any = None
-    _live_detached: str | None = None
-    _live_guarding: bool = False
-
+    # Other processes write the same file: see core/live/ and docs/live-sessions.md.
     @property
-    def live_events(self) -> Any:
+    def live_events(self) -> builtins.list[SyncResult]:
         """`live.SyncResult`s of changes folded in by writes (not yet announced by the daemon)."""
-        events = self.__dict__.get("_live_events")
-        if events is None:
-            events = self.__dict__["_live_events"] = []
-        return events  # type: ignore[no-any-return]
+        return self._follower.events
 
-    def sync_with_file(self) -> Any:
+    def sync_with_file(self) -> SyncResult:
         """Fold in what other processes did to the file since it was last read.
 
         Returns a `core.live.SyncResult`: appended entries (the leaf moves to the last
         one), or a reload (file replaced, truncated or rewritten), or a detach (deleted).
         """
-        from . import live
-
-        return live.sync_manager(self)
+        return self._follower.sync()
 
     def sync_before_write(self) -> None:
         """Fold in external changes now, as every write does first.
@@ -1151,23 +1111,33 @@ class SessionManager:
         """
         self._live_before_write()
 
+    def detach_from_file(self, reason: str) -> SyncResult:
+        """Stop following the file (writes refused until it is readable again), e.g. when its
+        path now names a file outside the allowed roots; the session keeps what it holds."""
+        return self._follower.detach(reason)
+
+    # What the follower asks of its session (`live.FollowedSession`).
+    def reload_file(self) -> None:
+        """Load the session file again in place (another process replaced or rewrote it)."""
+        assert self._session_file is not None
+        self._set_session_file(self._session_file)
+
+    def drop_writer(self) -> None:
+        """Close the append writer without flushing (the file is gone or detached)."""
+        self._close_writer()
+
+    def prepare_loaded_entry(self, entry: dict[str, Any]) -> None:
+        """What loading does to an entry held in memory: blob refs resolved, replay payload cleaned."""
+        if _has_blob_ref(entry):
+            _persistence().resolve_blob_refs(entry, self._blob_store())
+        _clean_openai_replay(entry)
+
     def _live_before_write(self) -> None:
-        if self._persist and self._session_file and self.file_state is not None and not self._live_guarding:
-            from . import live
-
-            live.before_write(self)
+        follower = self._follower
+        if self._persist and self._session_file and follower.state is not None and not follower.guarding:
+            follower.before_write()
             # Before the entry is added in memory: a file that lost its header refuses.
-            self._check_file_still_a_session(self._session_file)
-
-    def _live_after_append(self, nbytes: int) -> None:
-        from . import live
-
-        live.after_append(self, nbytes)
-
-    def _live_guard_rewrite(self) -> None:
-        from . import live
-
-        live.guard_rewrite(self)
+            follower.check_still_a_session(self._session_file)
 
     def _live_lock(self, shared: bool) -> Any:
         import contextlib
@@ -1182,26 +1152,6 @@ class SessionManager:
         ):
             return contextlib.nullcontext()
         return storage.lock(path, shared=shared)
-
-    def _check_file_still_a_session(self, path: str) -> None:
-        """Refuse an append to a file that lost its header since it was read.
-
-        Another program truncated (or deleted) the file: an appended line would be an entry
-        without a header, which no reader accepts. Not latched: nothing was written, and the
-        watcher reloads the file once it holds a session again.
-        """
-        if not getattr(self._storage, "is_real_fs", False):
-            return
-        try:
-            size = os.stat(path).st_size
-        except FileNotFoundError:
-            raise ConflictError(f"Session file {path} was deleted; nothing was written", path) from None
-        except OSError:
-            return  # the write itself reports what is wrong
-        if size == 0:
-            raise ConflictError(
-                f"Session file {path} is empty now (truncated by another program); nothing was written", path
-            )
 
     def _live_check_writer(self) -> None:
         """Reopen the append writer when another file now sits at the path (renamed over)."""

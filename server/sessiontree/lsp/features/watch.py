@@ -35,7 +35,6 @@ from typing import Any
 
 import orjson
 
-from sessiontree.core import live
 from sessiontree.core.errors import AccessDeniedError
 from sessiontree.core.guard import PathGuard, open_checked
 from sessiontree.core.live import ChangeKind, SyncResult
@@ -185,7 +184,7 @@ class LiveFollower:
                 # The path now names a file outside the roots (a swapped link, a hard link
                 # renamed over it): nothing of it was read; detach until it is back.
                 log.warning("following %s refused: %s", session.path, exc)
-                fresh = live.detach(manager, ACCESS_DENIED)
+                fresh = manager.detach_from_file(ACCESS_DENIED)
             except Exception:
                 log.exception("following %s failed", session.path)
                 fresh = None
