@@ -16,12 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sessiontree.core import SessionManager
 from sessiontree.core.view import (
     FILTER_MODES,
     EntriesTreeSource,
+    _search_display,
     _searchable_body,
     build_view,
+    searchable_text,
 )
 
 HOME = "/home/someone"
@@ -240,3 +244,96 @@ def test_results_are_a_superset_of_the_reference_with_the_same_art_and_order(see
         # every row is found by its own display text
         for row in base.rows:
             assert row.id in _ids(src, filter=mode, search=row.text), (mode, row)
+
+
+def test_searches_after_appends_follow_the_display_as_a_fresh_build_does() -> None:
+    # Searches cache a toolResult's call display; appends that give its call id a second
+    # owner, add the missing call or reuse an entry id must change what the search finds.
+    entries = [
+        _msg("u", None, 1, role="user", content="go"),
+        _msg("a1", "u", 2, role="assistant", content=[_call("c", "ls", path="left")]),
+        _result("r1", "a1", 3, "c", "ls", "x"),
+        _result("r9", "r1", 4, "late", "grep", "y"),  # its call comes later
+    ]
+    live = EntriesTreeSource(entries)
+    queries = ["[ls: left]", "[ls: right]", "[grep: /p/", "[grep]", "ls:"]
+
+    def check() -> dict[str, list[str]]:
+        fresh = EntriesTreeSource([live.get_entry(sk.id) for sk in live.index.skeletons()], live.leaf_id)
+        found = {}
+        for q in queries:
+            for mode in ("default", "all"):
+                got = _ids(live, filter=mode, search=q)
+                assert got == _ids(fresh, filter=mode, search=q), (q, mode)
+                showing = [r.id for r in build_view(live, filter=mode, home=HOME).rows if q in r.text]
+                assert set(showing) <= set(got), (q, mode)
+            found[q] = got
+        return found
+
+    assert check()["[ls: left]"] == ["r1"]
+    assert check()["[grep]"] == ["r9"]
+    # a second message with call id "c": the call last in flattened order wins, and the
+    # leaf's branch comes first, so which call both results show follows the leaf
+    live.append(_msg("a2", "u", 5, role="assistant", content=[_call("c", "ls", path="right")]))
+    live.append(_result("r2", "a2", 6, "c", "ls", "z"))
+    assert check()["[ls: left]"] == ["r2", "r1"]  # leaf r2: a2's branch first, a1 last
+    live.leaf_id = "r9"
+    assert check()["[ls: right]"] == ["r1", "r2"]  # leaf r9: a1's branch first, a2 last
+    # the missing call arrives
+    live.append(_msg("a3", "r9", 7, role="assistant", content=[_call("late", "grep", pattern="p")]))
+    found = check()
+    assert "r9" in found["[grep: /p/"] and "r9" not in found["[grep]"]
+    # a reused id replaces r2 with a result of another call
+    live.append(_result("r2", "a3", 8, "late", "grep", "again"), move_leaf=False)
+    found = check()
+    assert "r2" in found["[grep: /p/"] and "r2" not in found["[ls: left]"] + found["[ls: right]"]
+
+
+_texts = st.one_of(
+    st.none(),
+    st.just(""),
+    st.integers(-1, 1),
+    st.booleans(),
+    st.text(alphabet="ab:\n\t [] ", max_size=240),
+    st.lists(
+        st.fixed_dictionaries(
+            {"type": st.sampled_from(["text", "image"]), "text": st.text("ab\n ", max_size=150)}
+        ),
+        max_size=3,
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    role=st.sampled_from(["user", "assistant", "bashExecution", "toolResult", "custom", None]),
+    content=_texts,
+    command=_texts,
+    stop=st.sampled_from([None, "aborted", "stop"]),
+    error=st.sampled_from([None, "", "rate\tlimited"]),
+    data=st.data(),
+)
+def test_the_cached_search_text_matches_as_the_full_display_does(
+    role: str | None, content: Any, command: Any, stop: str | None, error: str | None, data: st.DataObject
+) -> None:
+    # The cache keeps only the prefix of a display whose rest the searchable parts already
+    # hold (view._search_display); a token must match the one exactly when it matches the other.
+    message: dict[str, Any] = {"role": role, "content": content, "command": command, "timestamp": 1}
+    if stop:
+        message["stopReason"] = stop
+    if error is not None:
+        message["errorMessage"] = error
+    if role == "toolResult":
+        message.pop("toolCallId", None)
+        message["toolCallId"] = ["not hashable"]  # no call to look up: the fallback is static
+    entry = {"type": "message", "id": "e", "parentId": None, "timestamp": _ts(1), "message": message}
+    full = searchable_text(entry).lower()
+    compact = " ".join([*_searchable_body(entry), _search_display(entry)]).lower()
+    tokens = full.split() + compact.split()
+    for t in tokens:
+        for n in range(1, len(t) + 1):
+            piece = t[:n]
+            assert (piece in full) == (piece in compact), (piece, full, compact)
+    extra = data.draw(st.text(alphabet="abu:[]() sert", min_size=1, max_size=6))
+    for t in extra.split():
+        assert (t in full) == (t in compact), (t, full, compact)

@@ -434,18 +434,35 @@ def _searchable_body(entry: Mapping[str, Any]) -> list[str]:
 
 
 def _search_display(entry: Mapping[str, Any]) -> str:
-    """The display text a search also matches, but for a toolResult whose call may be found.
+    """What of the display text a search must also match, but for a toolResult's call.
 
     The tool-call display of a ``toolResult`` depends on which assistant message holds the
     call (`_CallIndex`), so it is added at query time; its fallback (``[toolName]``) only
     when no call is found.
+
+    A query token holds no whitespace, and the display of a user message, an assistant
+    message with text and a bashExecution is a prefix (``user: ``) and then text the
+    searchable parts already hold (`extract_content` of the content, the command) with
+    newlines and tabs made spaces: a token found in that display is found in the prefix
+    or in those parts. So for those only the prefix is kept, which matches alike and
+    spares building the display of every entry at the first search.
     """
     if entry.get("type") == "message":
         msg = entry.get("message")
-        if isinstance(msg, Mapping) and msg.get("role") == "toolResult":
-            call_id = msg.get("toolCallId")
-            if isinstance(call_id, Hashable):
-                return ""
+        if isinstance(msg, Mapping):
+            role = msg.get("role")
+            if role == "toolResult":
+                if isinstance(msg.get("toolCallId"), Hashable):
+                    return ""
+            elif role == "user":
+                return "user:"
+            elif role == "assistant":
+                if extract_content(msg.get("content")).strip(_JS_WS):
+                    return "assistant:"
+            elif role == "bashExecution":
+                command = msg.get("command")
+                if command is None or command == "" or _truthy(command):
+                    return "[bash]:"
     return display_text(entry)
 
 
@@ -506,9 +523,14 @@ class _Cache:
         self.search_version: Hashable = None
         self.search_text: dict[str, str] = {}  # lowercased, without label and tool-call display
         self.search_order: dict[str, Any] = {}  # the file order of the entry each text is of
-        # toolResult entries: the call id whose display (resolved at query time) and the
-        # fallback display (no call found, lowercased) their searchable text also holds
-        self.search_call: dict[str, tuple[Hashable, str]] = {}
+        # toolResult entries: the call id whose display their searchable text also holds
+        # (resolved at query time), the fallback display (no call found, lowercased) and
+        # the length of the text without it
+        self.search_call: dict[str, tuple[Hashable, str, int]] = {}
+        # toolResult entries whose text holds their call's display (an id one message has),
+        # valid for `search_tool_key`: (the call index, its generation, the home)
+        self.search_folded: dict[str, tuple[Hashable, str, int]] = {}
+        self.search_tool_key: Hashable = None
         self.call_index: _CallIndex | None = None
 
 
@@ -998,6 +1020,7 @@ def _fill_search_text(source: TreeSource, cache: _Cache, ids: list[str]) -> None
     texts = cache.search_text
     orders = cache.search_order
     calls = cache.search_call
+    folded = cache.search_folded
     skeleton = source.skeleton
     missing = []
     for eid in ids:
@@ -1021,11 +1044,12 @@ def _fill_search_text(source: TreeSource, cache: _Cache, ids: list[str]) -> None
                 shown = _search_display(entry)
                 if shown:
                     parts.append(shown)
-                texts[eid] = scrub_text(" ".join(parts)).lower()
+                text = texts[eid] = scrub_text(" ".join(parts)).lower()
                 calls.pop(eid, None)
+                folded.pop(eid, None)
                 if not shown and entry.get("type") == "message":
                     fallback = scrub_text(display_text(entry)).lower()
-                    calls[eid] = (entry["message"].get("toolCallId"), fallback)
+                    calls[eid] = (entry["message"].get("toolCallId"), fallback, len(text))
             sk = skeleton(eid)
             orders[eid] = getattr(sk, "order", None) if sk is not None else None
 
@@ -1057,35 +1081,48 @@ def _search(
     labels = source.labels
     texts = cache.search_text
     calls = cache.search_call
+    folded = cache.search_folded
     ci: _CallIndex | None = None
+    if calls or folded:
+        ci = _call_index(source, cache, flat, source.version())
+        key = (ci, ci.gen, home)
+        if cache.search_tool_key != key:
+            # an owner changed (or the index or home): take the folded displays out again
+            for eid, call in folded.items():
+                texts[eid] = texts[eid][: call[2]]
+                calls[eid] = call
+            folded.clear()
+            cache.search_tool_key = key
+    one = tokens[0] if len(tokens) == 1 else None
     matched: list[int] = []
-    # The searchable text is its parts joined by single spaces and a token holds no
-    # whitespace, so a token is in the text exactly when it is in one of the (lowercased,
-    # cached) parts: nothing is joined or lowercased per query but the label.
+    # A token holds no whitespace, so it is in the searchable text (parts joined by single
+    # spaces) exactly when it is in one of the parts: the cached text (lowercased) or the
+    # label; nothing is joined or lowercased per query but a row's label.
     for i in indices:
         eid = ids[i]
-        body = texts[eid]
+        text = texts[eid]
         call = calls.get(eid)
         if call is not None:
-            # The tool call this toolResult row shows, as the page would resolve it.
-            if ci is None:
-                ci = _call_index(source, cache, flat, source.version())
-            shown = ci.display(call[0], flat, home)
-            if shown is None:
-                shown = call[1]
-            label = labels.get(eid)
-            if label:
-                low = scrub_text(label).lower()
-                ok = all(t in body or t in shown or t in low for t in tokens)
+            # The tool call this toolResult row shows, as the page resolves it. The call of
+            # an id only one message has is the same in every flattened order: it is
+            # folded into the cached text until the call index says an owner changed.
+            # An id several messages share is resolved for this order every time.
+            assert ci is not None
+            owner = ci.owner.get(call[0])
+            if owner is not None:
+                text = texts[eid] = f"{text} {ci.shown(owner, call[0], home)}"
+                folded[eid] = calls.pop(eid)
             else:
-                ok = all(t in body or t in shown for t in tokens)
+                shown = ci.display(call[0], flat, home)
+                text = f"{text} {call[1] if shown is None else shown}"
+        label = labels.get(eid)
+        if label:
+            low = scrub_text(label).lower()
+            ok = all(t in text or t in low for t in tokens)
+        elif one is not None:
+            ok = one in text
         else:
-            label = labels.get(eid)
-            if label:
-                low = scrub_text(label).lower()
-                ok = all(t in body or t in low for t in tokens)
-            else:
-                ok = all(t in body for t in tokens)
+            ok = all(t in text for t in tokens)
         if ok:
             matched.append(i)
     return matched
@@ -1172,7 +1209,7 @@ class _CallIndex:
     extensible (rebuilt when ``key``, then the source version, changes).
     """
 
-    __slots__ = ("calls", "count", "dups", "key", "owner", "shown", "shown_home")
+    __slots__ = ("calls", "count", "dups", "gen", "key", "memo", "memo_home", "owner")
 
     def __init__(self, key: Hashable, count: int) -> None:
         self.key = key
@@ -1181,8 +1218,11 @@ class _CallIndex:
         self.owner: dict[Hashable, str] = {}
         self.dups: dict[Hashable, list[str]] = {}
         # format_tool_call of (message id, call id) for searches, for one home
-        self.shown: dict[tuple[str, Hashable], str] = {}
-        self.shown_home: str | None = None
+        self.memo: dict[tuple[str, Hashable], str] = {}
+        self.memo_home: str | None = None
+        # Bumped when a call id loses its one owner (a removal, or a second message with
+        # it), so that a call resolved through `owner` may now resolve otherwise.
+        self.gen = 0
 
     def add(self, eid: str, entry: Mapping[str, Any] | None) -> None:
         """Record the calls of assistant entry ``eid`` (replacing what it had)."""
@@ -1211,17 +1251,19 @@ class _CallIndex:
             else:
                 dups[cid] = [prev, eid]
                 del owner[cid]
+                self.gen += 1
 
     def remove(self, eid: str) -> None:
         """Forget the calls of entry ``eid`` (a later entry with its id replaced it)."""
         mine = self.calls.pop(eid, None)
         if not mine:
             return
+        self.gen += 1
         owner = self.owner
         dups = self.dups
-        shown = self.shown
+        memo = self.memo
         for cid in mine:
-            shown.pop((eid, cid), None)
+            memo.pop((eid, cid), None)
             lst = dups.get(cid)
             if lst is None:
                 if owner.get(cid) == eid:
@@ -1238,14 +1280,18 @@ class _CallIndex:
         eid = self._owner(call_id, flat)
         if eid is None:
             return None
-        if self.shown_home != home:
-            self.shown.clear()
-            self.shown_home = home
+        return self.shown(eid, call_id, home)
+
+    def shown(self, eid: str, call_id: Hashable, home: str) -> str:
+        """`format_tool_call` of message ``eid``'s call ``call_id``, lowercased, memoized."""
+        if self.memo_home != home:
+            self.memo.clear()
+            self.memo_home = home
         key = (eid, call_id)
-        text = self.shown.get(key)
+        text = self.memo.get(key)
         if text is None:
             name, args = self.calls[eid][call_id]
-            text = self.shown[key] = scrub_text(format_tool_call(name, args, home)).lower()
+            text = self.memo[key] = scrub_text(format_tool_call(name, args, home)).lower()
         return text
 
     def _owner(self, call_id: Hashable, flat: _Flat) -> str | None:
@@ -1497,6 +1543,7 @@ def _filtered(
         cache.search_text.clear()
         cache.search_order.clear()
         cache.search_call.clear()
+        cache.search_folded.clear()
         cache.search_version = content_version
     fkey = (version, leaf_id)
     flat = cache.flat.get(fkey)
