@@ -1088,9 +1088,9 @@ def _search(
         key = (ci, ci.gen, home)
         if cache.search_tool_key != key:
             # an owner changed (or the index or home): take the folded displays out again
-            for eid, call in folded.items():
-                texts[eid] = texts[eid][: call[2]]
-                calls[eid] = call
+            for eid, kept in folded.items():
+                texts[eid] = texts[eid][: kept[2]]
+                calls[eid] = kept
             folded.clear()
             cache.search_tool_key = key
     one = tokens[0] if len(tokens) == 1 else None
@@ -1111,7 +1111,8 @@ def _search(
             owner = ci.owner.get(call[0])
             if owner is not None:
                 text = texts[eid] = f"{text} {ci.shown(owner, call[0], home)}"
-                folded[eid] = calls.pop(eid)
+                folded[eid] = call
+                del calls[eid]
             else:
                 shown = ci.display(call[0], flat, home)
                 text = f"{text} {call[1] if shown is None else shown}"
