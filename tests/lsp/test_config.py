@@ -281,3 +281,20 @@ def test_the_options_do_not_change_the_raw_value() -> None:
     cfg, _ = parse_options(raw)
     assert repr(raw) == before
     assert cfg.allowed_roots is not raw["allowedRoots"]
+
+
+def test_a_path_option_with_a_nul_byte_keeps_its_default() -> None:
+    cfg, warnings = parse_options(
+        {"agentDir": "/a\x00", "allowedRoots": ["/ok", "/b\x00", 3], "stateDir": "\x00", "watch": False}
+    )
+    assert (cfg.agent_dir, cfg.allowed_roots, cfg.state_dir, cfg.watch) == (None, None, None, False)
+    assert warnings == [
+        f"initializationOptions.{name}: a path cannot contain a NUL byte; using the default"
+        for name in ("agentDir", "allowedRoots", "stateDir")
+    ]
+
+
+def test_every_option_is_documented_and_read_by_its_own_key() -> None:
+    keys = [f.metadata["key"] for f in attrs.fields(ServerConfig)]
+    assert len(set(keys)) == len(keys)
+    assert all(f.metadata["doc"] for f in attrs.fields(ServerConfig))

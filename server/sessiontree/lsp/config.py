@@ -1,14 +1,23 @@
-"""Initialization options of the daemon (`initializationOptions` of `initialize`)."""
+"""The daemon's settings: `initializationOptions` of `initialize`, and the TCP token.
+
+`ServerConfig` is the options as one attrs class; `parse_options` structures the client's
+options into it with cattrs, one reader per option, so that each bad option gives its own
+warning and keeps its default (the daemon always starts). The token functions are the
+rules of `serve --tcp`'s token: its length, the private file it is kept in.
+"""
 
 from __future__ import annotations
 
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, override
 
 STATE_DIR_ENV = "SESSIONTREE_STATE_DIR"
 """Environment variable overriding where the daemon keeps its navigation state."""
@@ -121,32 +130,137 @@ def remove_token_file(path: Path, token: str) -> None:
         pass
 
 
+class Unfit(ValueError):
+    """An option value of the wrong kind (the warning says what was expected)."""
+
+
+class BadOption(ValueError):
+    """An option value the daemon does not take; the text is the reason, for the warning."""
+
+
+def _path(value: Any) -> str:
+    if isinstance(value, str) and "\x00" in value:
+        raise BadOption("a path cannot contain a NUL byte")
+    if not isinstance(value, str) or not value:
+        raise Unfit
+    return os.path.expanduser(value)
+
+
+def _paths(value: Any) -> list[str]:
+    items = [value] if isinstance(value, str) else value
+    if isinstance(items, list) and any(isinstance(v, str) and "\x00" in v for v in items):
+        raise BadOption("a path cannot contain a NUL byte")
+    if not isinstance(items, list) or not items or not all(isinstance(v, str) and v for v in items):
+        raise Unfit
+    return [os.path.expanduser(v) for v in items]
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise Unfit
+    return value
+
+
+def _log_level(value: Any) -> str:
+    if not isinstance(value, str) or value.lower() not in LOG_LEVELS:
+        raise Unfit
+    return value.lower()
+
+
+def _command(value: Any) -> list[str]:
+    if isinstance(value, str) and value.strip():
+        return ["/bin/sh", "-c", value]
+    if isinstance(value, list) and value and all(isinstance(c, str) for c in value):
+        return list(value)
+    raise Unfit
+
+
+def _seconds(value: Any) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+        raise Unfit
+    return float(value)
+
+
+def _request_bytes(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1024:
+        raise Unfit
+    return value
+
+
+def _option(
+    key: str, expected: str, read: Callable[[Any], Any], doc: str, *, shown: str | None = None
+) -> dict[str, Any]:
+    """Field metadata: the option's key, what a value must be, its reader and its doc."""
+    return {"doc": doc, "key": key, "shown": shown or key, "expected": expected, "read": read}
+
+
 @attrs.define(kw_only=True)
 class ServerConfig:
-    """The daemon's settings after validating the client's initialization options."""
+    """The daemon's settings: the client's `initializationOptions` as `parse_options` read them.
+
+    Each field is read from its option (`metadata["key"]`, camelCase) by its reader; a
+    value the reader refuses gives a warning and the field keeps its default.
+    """
 
     agent_dir: str | None = attrs.field(
-        default=None, metadata={"doc": "Agent directory (None: the core's default)."}
+        default=None,
+        metadata=_option(
+            "agentDir", "a directory path", _path, "Agent directory (None: the core's default)."
+        ),
     )
     allowed_roots: list[str] | None = attrs.field(
-        default=None, metadata={"doc": "Directories session files may live in (None: the defaults)."}
+        default=None,
+        metadata=_option(
+            "allowedRoots",
+            "a non-empty list of directory paths",
+            _paths,
+            "Directories session files may live in (None: the defaults).",
+        ),
     )
-    watch: bool = attrs.field(default=True, metadata={"doc": "Follow files other processes append to."})
-    log_level: str = attrs.field(default="info", metadata={"doc": "debug, info, warning or error."})
+    watch: bool = attrs.field(
+        default=True,
+        metadata=_option("watch", "true or false", _bool, "Follow files other processes append to."),
+    )
+    log_level: str = attrs.field(
+        default="info",
+        metadata=_option("logLevel", " or ".join(LOG_LEVELS), _log_level, "debug, info, warning or error."),
+    )
     summarizer_command: list[str] | None = attrs.field(
         default=None,
-        metadata={
-            "doc": "Command run for summaries: gets the abandoned entries as JSON on stdin, prints the summary."
-        },
+        metadata=_option(
+            "summarizerCommand",
+            "a shell command string or a non-empty argv list",
+            _command,
+            "Command run for summaries: gets the abandoned entries as JSON on stdin, prints the summary.",
+        ),
     )
     summarizer_timeout: float = attrs.field(
-        default=120.0, metadata={"doc": "Seconds before the summarizer is killed."}
+        default=120.0,
+        metadata=_option(
+            "summarizerTimeout",
+            "a positive number of seconds",
+            _seconds,
+            "Seconds before the summarizer is killed.",
+        ),
     )
     max_request_bytes: int = attrs.field(
-        default=64 * 1024 * 1024, metadata={"doc": "Largest request body accepted (bytes)."}
+        default=64 * 1024 * 1024,
+        metadata=_option(
+            "maxRequestBytes",
+            "an integer >= 1024",
+            _request_bytes,
+            "Largest request body accepted (bytes); from `limits.maxRequestBytes`, else `maxRequestBytes`.",
+            shown="limits.maxRequestBytes",
+        ),
     )
     state_dir: str | None = attrs.field(
-        default=None, metadata={"doc": "Where navigation state lives (None: default_state_dir())."}
+        default=None,
+        metadata=_option(
+            "stateDir",
+            "a directory path",
+            _path,
+            "Where navigation state lives (None: default_state_dir()); never inside the agent directory.",
+        ),
     )
 
     def resolved_state_dir(self) -> Path:
@@ -154,94 +268,89 @@ class ServerConfig:
         return Path(self.state_dir).expanduser() if self.state_dir else default_state_dir()
 
 
-def _str_list(value: Any) -> list[str] | None:
-    if isinstance(value, str) and value:
-        return [value]
-    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
-        return list(value)
-    return None
+def _make_options_converter() -> cattrs.Converter:
+    conv = cattrs.Converter(detailed_validation=True, forbid_extra_keys=False)
+
+    def reader(f: Any) -> Callable[[Any, Any], Any]:
+        read, expected = f.metadata["read"], f.metadata["expected"]
+
+        def hook(value: Any, _tp: Any) -> Any:
+            try:
+                return read(value)
+            except Unfit:
+                raise BadOption(f"expected {expected}, got {value!r}") from None
+
+        return hook
+
+    overrides = {
+        f.name: override(rename=f.metadata["key"], struct_hook=reader(f)) for f in attrs.fields(ServerConfig)
+    }
+    # the overrides are per field; mypy takes **overrides for the bool options too
+    hook = make_dict_structure_fn(ServerConfig, conv, **overrides)  # type: ignore[arg-type]
+    conv.register_structure_hook(ServerConfig, hook)
+    return conv
+
+
+_options = _make_options_converter()
+
+
+def _structure(options: dict[str, Any]) -> tuple[ServerConfig, dict[str, str]]:
+    """The config from flat options, and why each refused field was refused (by field name)."""
+    refused: dict[str, str] = {}
+    keys = {f.name: f.metadata["key"] for f in attrs.fields(ServerConfig)}
+    while True:
+        try:
+            return _options.structure(options, ServerConfig), refused
+        except cattrs.ClassValidationError as exc:
+            with_notes, others = exc.group_exceptions()
+            if others or not with_notes:
+                raise
+            for error, note in with_notes:
+                refused[note.name] = str(error)
+                options.pop(keys[note.name], None)
 
 
 def parse_options(raw: Any) -> tuple[ServerConfig, list[str]]:
-    """Validate initialization options: each bad option gives a warning and keeps its default."""
-    cfg = ServerConfig()
-    warnings: list[str] = []
+    """Read initialization options: each bad option gives a warning and keeps its default.
+
+    An option sent as null is the default. `limits.maxRequestBytes`, when present, wins
+    over the older top-level `maxRequestBytes`. A stateDir inside the agent directory is
+    refused: looking never writes into the agent's folders (the state file would sit
+    among the sessions and be written on every navigation).
+    """
     if raw is None:
-        return cfg, warnings
+        return ServerConfig(), []
     if not isinstance(raw, dict):
-        return cfg, [f"initializationOptions must be an object, got {type(raw).__name__}; using defaults"]
-
-    def bad(name: str, expected: str) -> None:
-        warnings.append(
-            f"initializationOptions.{name}: expected {expected}, got {raw[name]!r}; using the default"
-        )
-
-    if "agentDir" in raw and raw["agentDir"] is not None:
-        if isinstance(raw["agentDir"], str) and raw["agentDir"]:
-            cfg.agent_dir = os.path.expanduser(raw["agentDir"])
-        else:
-            bad("agentDir", "a directory path")
-    if "allowedRoots" in raw and raw["allowedRoots"] is not None:
-        roots = _str_list(raw["allowedRoots"])
-        if roots is None:
-            bad("allowedRoots", "a non-empty list of directory paths")
-        else:
-            cfg.allowed_roots = [os.path.expanduser(r) for r in roots]
-    if "watch" in raw and raw["watch"] is not None:
-        if isinstance(raw["watch"], bool):
-            cfg.watch = raw["watch"]
-        else:
-            bad("watch", "true or false")
-    if "logLevel" in raw and raw["logLevel"] is not None:
-        level = raw["logLevel"]
-        if isinstance(level, str) and level.lower() in LOG_LEVELS:
-            cfg.log_level = level.lower()
-        else:
-            bad("logLevel", " or ".join(LOG_LEVELS))
-    if "summarizerCommand" in raw and raw["summarizerCommand"] is not None:
-        cmd = raw["summarizerCommand"]
-        if isinstance(cmd, str) and cmd.strip():
-            cfg.summarizer_command = ["/bin/sh", "-c", cmd]
-        elif isinstance(cmd, list) and cmd and all(isinstance(c, str) for c in cmd):
-            cfg.summarizer_command = list(cmd)
-        else:
-            bad("summarizerCommand", "a shell command string or a non-empty argv list")
-    if "summarizerTimeout" in raw and raw["summarizerTimeout"] is not None:
-        t = raw["summarizerTimeout"]
-        if isinstance(t, int | float) and not isinstance(t, bool) and t > 0:
-            cfg.summarizer_timeout = float(t)
-        else:
-            bad("summarizerTimeout", "a positive number of seconds")
-    limits = raw.get("limits")
-    max_bytes = raw.get("maxRequestBytes")
-    if isinstance(limits, dict) and "maxRequestBytes" in limits:
-        max_bytes = limits["maxRequestBytes"]
-    elif limits is not None and not isinstance(limits, dict):
-        warnings.append(
+        return ServerConfig(), [
+            f"initializationOptions must be an object, got {type(raw).__name__}; using defaults"
+        ]
+    options = dict(raw)
+    limits = options.pop("limits", None)
+    limits_warning = None
+    if isinstance(limits, dict):
+        if "maxRequestBytes" in limits:
+            options["maxRequestBytes"] = limits["maxRequestBytes"]
+    elif limits is not None:
+        limits_warning = (
             f"initializationOptions.limits: expected an object, got {limits!r}; using the defaults"
         )
-    if max_bytes is not None:
-        if isinstance(max_bytes, int) and not isinstance(max_bytes, bool) and max_bytes >= 1024:
-            cfg.max_request_bytes = max_bytes
-        else:
+    cfg, refused = _structure({k: v for k, v in options.items() if v is not None})
+    warnings: list[str] = []
+    for f in attrs.fields(ServerConfig):
+        if f.name == "max_request_bytes" and limits_warning is not None:
+            warnings.append(limits_warning)
+        if f.name in refused:
             warnings.append(
-                f"initializationOptions.limits.maxRequestBytes: expected an integer >= 1024, got {max_bytes!r}; using the default"
+                f"initializationOptions.{f.metadata['shown']}: {refused[f.name]}; using the default"
             )
-    if "stateDir" in raw and raw["stateDir"] is not None:
-        if isinstance(raw["stateDir"], str) and raw["stateDir"]:
-            state_dir = os.path.expanduser(raw["stateDir"])
-            agent_home = _inside_agent_dir(state_dir, cfg.agent_dir)
-            if agent_home is not None:
-                # Looking never writes into the agent's folders (DIVERGENCES 11): the state
-                # file would sit among the sessions and be written on every navigation.
-                warnings.append(
-                    f"initializationOptions.stateDir: {state_dir} is inside the agent directory "
-                    f"{agent_home}; sessiontree keeps its state out of the agent's folders, using the default"
-                )
-            else:
-                cfg.state_dir = state_dir
-        else:
-            bad("stateDir", "a directory path")
+    if cfg.state_dir is not None:
+        agent_home = _inside_agent_dir(cfg.state_dir, cfg.agent_dir)
+        if agent_home is not None:
+            warnings.append(
+                f"initializationOptions.stateDir: {cfg.state_dir} is inside the agent directory "
+                f"{agent_home}; sessiontree keeps its state out of the agent's folders, using the default"
+            )
+            cfg.state_dir = None
     return cfg, warnings
 
 

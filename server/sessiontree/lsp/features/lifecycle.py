@@ -7,7 +7,6 @@ before this handler runs, in `SessionTreeProtocol.receive`.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
@@ -22,36 +21,9 @@ log = logging.getLogger("sessiontree.lsp")
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
 
-_PATH_OPTIONS = ("agentDir", "allowedRoots", "stateDir")
-
-
-def _has_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    return isinstance(value, list) and any(isinstance(v, str) and "\x00" in v for v in value)
-
-
-def _without_nul_paths(raw: Any, warnings: list[str]) -> Any:
-    """The options minus path options that hold a NUL byte, which no path can (each one
-    gives a warning and keeps its default, like any other bad option)."""
-    if not isinstance(raw, dict):
-        return raw
-    kept = dict(raw)
-    for name in _PATH_OPTIONS:
-        if _has_nul(kept.get(name)):
-            del kept[name]
-            warnings.append(
-                f"initializationOptions.{name}: a path cannot contain a NUL byte; using the default"
-            )
-    return kept
-
-
 def on_initialize(ls: SessionTreeServer, params: lsp.InitializeParams) -> None:
     """Read the options, the allowed roots and the navigation state of this connection."""
-    nul_warnings: list[str] = []
-    options = _without_nul_paths(params.initialization_options, nul_warnings)
-    cfg, warnings = parse_options(options)
-    warnings[:0] = nul_warnings
+    cfg, warnings = parse_options(params.initialization_options)
     ls.config = cfg
     logging.getLogger("sessiontree").setLevel(_LEVELS.get(cfg.log_level, logging.INFO))
     roots: list[str] = []
