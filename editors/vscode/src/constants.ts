@@ -117,7 +117,8 @@ export const ContextKey = {
   showAll: 'sessiontree.showAll',
   hasSession: 'sessiontree.hasSession',
   hasSearch: 'sessiontree.hasSearch',
-  treeLoading: 'sessiontree.treeLoading',
+  /** What an empty Session Tree view means: none, loading, empty, rows, failed. */
+  treeState: 'sessiontree.treeState',
 } as const;
 
 /** URI schemes of the read-only virtual documents. */

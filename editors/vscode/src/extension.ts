@@ -50,8 +50,8 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
       treeView.description = s?.title;
       void vscode.commands.executeCommand('setContext', ContextKey.hasSession, !!s);
     }),
-    tree.onDidChangeLoading((loading) => {
-      void vscode.commands.executeCommand('setContext', ContextKey.treeLoading, loading);
+    tree.onDidChangeViewState((state) => {
+      void vscode.commands.executeCommand('setContext', ContextKey.treeState, state);
     }),
     tree.onDidLoad((e) => {
       if (!e.leafChanged || !followLive() || !treeView.visible) {
@@ -101,7 +101,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
   );
   void vscode.commands.executeCommand('setContext', ContextKey.showAll, false);
   void vscode.commands.executeCommand('setContext', ContextKey.hasSession, false);
-  void vscode.commands.executeCommand('setContext', ContextKey.treeLoading, false);
+  void vscode.commands.executeCommand('setContext', ContextKey.treeState, 'none');
   daemon.start().then(
     () => sessions.refresh(),
     () => undefined,

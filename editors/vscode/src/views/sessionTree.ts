@@ -27,6 +27,13 @@ interface Segment {
 
 export type TreeElement = RowNode | LoadMoreElement;
 
+/**
+ * What an empty view means, for its welcome text: `loading` (the rows of the open session are
+ * on their way), `empty` (a load found no row: nothing matches the filter or search), `failed`
+ * (the load failed), `rows` (there are rows), `none` (no session).
+ */
+export type TreeViewState = 'none' | 'loading' | 'empty' | 'rows' | 'failed';
+
 /** Options of the provider, injectable for tests. */
 export interface SessionTreeOptions {
   pageSize: number;
@@ -49,13 +56,10 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
   private readonly loadEmitter = new vscode.EventEmitter<LoadEvent>();
   /** Fires after each completed load with the leaf it found. */
   readonly onDidLoad = this.loadEmitter.event;
-  private readonly loadingEmitter = new vscode.EventEmitter<boolean>();
-  /**
-   * Fires when the view starts or stops waiting for the first rows of a session (the view is
-   * empty meanwhile, and should say so rather than "nothing matches").
-   */
-  readonly onDidChangeLoading = this.loadingEmitter.event;
-  private loadingRows = false;
+  private readonly stateEmitter = new vscode.EventEmitter<TreeViewState>();
+  /** Fires when {@link viewState} changes, before the rows of the new state are announced. */
+  readonly onDidChangeViewState = this.stateEmitter.event;
+  private state: TreeViewState = 'none';
 
   private segments: Segment[] = [];
   private total = 0;
@@ -89,7 +93,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
         this.segments = [];
         this.total = 0;
         this.leafId = null;
-        this.setLoading(!!s);
+        this.setViewState(s ? 'loading' : 'none');
         this.rebuild();
         this.changeEmitter.fire();
         void this.refresh();
@@ -123,15 +127,25 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     return this.leafId;
   }
 
-  /** True while the view waits for the first rows of the open session. */
-  get isLoading(): boolean {
-    return this.loadingRows;
+  /** What the view shows, or waits for. */
+  get viewState(): TreeViewState {
+    return this.state;
   }
 
-  private setLoading(loading: boolean): void {
-    if (this.loadingRows !== loading) {
-      this.loadingRows = loading;
-      this.loadingEmitter.fire(loading);
+  /** True while the view waits for the first rows of the open session. */
+  get isLoading(): boolean {
+    return this.state === 'loading';
+  }
+
+  /**
+   * Set before the rows change is fired: the welcome text of an empty view follows this state,
+   * so "nothing matches" is only ever said by a load that found nothing (a load that found rows
+   * never says it, even in the moment before they are drawn).
+   */
+  private setViewState(state: TreeViewState): void {
+    if (this.state !== state) {
+      this.state = state;
+      this.stateEmitter.fire(state);
     }
   }
 
@@ -156,7 +170,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     const run = this.loading
       .then(() => this.load())
       .catch((err: unknown) => {
-        this.setLoading(false);
+        this.setViewState(this.session.value ? 'failed' : 'none');
         this.reportError(err);
       });
     this.loading = run;
@@ -209,7 +223,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     if (!session) {
       this.segments = [];
       this.total = 0;
-      this.setLoading(false);
+      this.setViewState('none');
       this.rebuild();
       this.changeEmitter.fire();
       return;
@@ -238,7 +252,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     if (session.leafId !== first.leafId) {
       session.leafId = first.leafId;
     }
-    this.setLoading(false);
+    this.setViewState(first.total > 0 ? 'rows' : 'empty');
     this.changeEmitter.fire();
     this.loadEmitter.fire({ session, leafId: first.leafId, leafChanged: oldLeaf !== first.leafId });
   }
@@ -417,7 +431,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     }
     this.changeEmitter.dispose();
     this.loadEmitter.dispose();
-    this.loadingEmitter.dispose();
+    this.stateEmitter.dispose();
   }
 }
 

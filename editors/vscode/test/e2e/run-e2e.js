@@ -199,21 +199,25 @@ async function main() {
       } else if (kind === 'TOASTS') {
         ack(data.token, { messages: await toasts() });
       } else if (kind === 'WATCH') {
-        // samples what the view body says until WATCHED, e.g. while a session loads
-        const seen = new Set();
-        const body = pane(data.pane).locator('.pane-body');
-        const timer = setInterval(() => {
-          body
-            .innerText({ timeout: 1000 })
-            .then((t) => seen.add(t.replace(/\s+/g, ' ').trim().slice(0, 200)))
-            .catch(() => undefined);
-        }, 25);
-        watches.set(data.pane, { timer, seen });
+        // records every text the view body shows until WATCHED (a MutationObserver in the page,
+        // so that a state drawn for a few milliseconds, e.g. while a session loads, is seen too)
+        const body = await pane(data.pane).locator('.pane-body').elementHandle();
+        await body.evaluate((el) => {
+          const seen = new Set([el.innerText]);
+          const observer = new MutationObserver(() => seen.add(el.innerText));
+          observer.observe(el, { subtree: true, childList: true, characterData: true, attributes: true });
+          window.__sessiontreeWatch = { observer, seen };
+        });
+        watches.set(data.pane, body);
         ack(data.token);
       } else if (kind === 'WATCHED') {
-        const w = watches.get(data.pane);
-        clearInterval(w.timer);
-        ack(data.token, { seen: [...w.seen] });
+        const body = watches.get(data.pane);
+        const seen = await body.evaluate(() => {
+          const w = window.__sessiontreeWatch;
+          w.observer.disconnect();
+          return [...w.seen];
+        });
+        ack(data.token, { seen: seen.map((t) => t.replace(/\s+/g, ' ').trim().slice(0, 200)) });
       } else if (kind === 'SCREENSHOT') {
         const bar = await widen();
         await page.waitForTimeout(700);

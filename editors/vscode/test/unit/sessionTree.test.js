@@ -186,34 +186,43 @@ test('a rename of the open session keeps the rows; another session reloads them'
   assert.equal(views(), before + 1);
 });
 
-test('while a session loads the view says so; the flag drops with the rows', async () => {
-  const { current, tree, daemon } = setup(makeRows(3));
+test('while a session loads the view says so; "nothing matches" only after a load that found nothing', async () => {
+  const { current, tree, daemon, setRows } = setup(makeRows(3));
   let release;
-  const gate = new Promise((r) => (release = r));
+  let gate = new Promise((r) => (release = r));
   const view = daemon.handlers['session/view'];
   daemon.handlers['session/view'] = async (p) => {
     await gate;
     return view(p);
   };
   const events = [];
-  tree.onDidChangeLoading((l) => events.push([l, tree.getChildren().length]));
+  tree.onDidChangeViewState((state) => events.push([state, tree.getChildren().length]));
+  tree.onDidChangeTreeData(() => events.push(['change', tree.getChildren().length]));
   await current.open('/tmp/s.jsonl');
   assert.equal(tree.isLoading, true);
   assert.deepEqual(tree.getChildren(), [], 'the view is empty meanwhile');
   release();
   await tree.whenIdle();
-  assert.equal(tree.isLoading, false);
-  assert.deepEqual(events, [[true, 0], [false, 3]], 'loading ends when the rows are in place');
-  assert.equal(tree.getChildren().length, 3);
+  assert.equal(tree.viewState, 'rows');
+  assert.deepEqual(events, [['loading', 0], ['change', 0], ['rows', 3], ['change', 3]], 'the state leads each change of rows');
+  events.length = 0;
+  setRows([]);
+  gate = Promise.resolve();
+  await tree.refresh();
+  assert.deepEqual(events, [['empty', 0], ['change', 0]]);
+  current.clear();
+  await tree.whenIdle();
+  assert.equal(tree.viewState, 'none');
 });
 
-test('a failed load ends the loading state too', async () => {
+test('a failed load says so', async () => {
   const { current, tree, daemon } = setup(makeRows(3));
   daemon.handlers['session/view'] = async () => {
     throw new Error('boom');
   };
   await current.open('/tmp/s.jsonl');
   await tree.whenIdle();
+  assert.equal(tree.viewState, 'failed');
   assert.equal(tree.isLoading, false);
 });
 

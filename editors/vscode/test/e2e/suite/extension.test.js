@@ -281,6 +281,7 @@ describe('Session Tree in VS Code', () => {
     const { seen } = await askDriver('WATCHED', { pane: 'Session Tree' });
     console.log(`E2E-INFO the view said while loading: ${JSON.stringify(seen.map((t) => t.slice(0, 40)))}`);
     assert.deepEqual(seen.filter((t) => /Nothing matches/.test(t)), []);
+    assert.ok(seen.some((t) => t.startsWith('Loading the session…')), 'the view said it was loading');
   });
 
   it('deep session: rows nest at most 8 levels; deeper rows carry their depth marker', async () => {

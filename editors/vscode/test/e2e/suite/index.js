@@ -5,7 +5,9 @@ const path = require('node:path');
 const Mocha = require('mocha');
 
 function run() {
-  const mocha = new Mocha({ ui: 'bdd', timeout: 30000, color: false, reporter: 'spec' });
+  // SESSIONTREE_E2E_GREP runs only the matching tests (while working on one of them)
+  const grep = process.env.SESSIONTREE_E2E_GREP;
+  const mocha = new Mocha({ ui: 'bdd', timeout: 30000, color: false, reporter: 'spec', ...(grep ? { grep } : {}) });
   mocha.addFile(path.join(__dirname, 'extension.test.js'));
   return new Promise((resolve) => {
     const failures = [];
