@@ -10,10 +10,11 @@
  *
  * Deep trees: a session with dozens of nested branches would indent its rows off the view
  * (each level is one more step of indentation), so nesting stops at {@link MAX_NEST_LEVEL}.
- * A row that would sit deeper hangs beside the deepest allowed row instead, in view order, and
- * shows the daemon's depth marker (`‹N›`, the head of `shortPrefix`) before its text. That is
- * the rule of tree_art.py (art up to 8 cells in full, deeper rows behind a depth marker), so
- * every front end shows the same thing. Search results are shown flat: matches from many
+ * A row that would sit deeper hangs beside the deepest allowed row instead, in view order. Every
+ * row deeper than that shows the daemon's depth marker (`‹N›`, the head of `shortPrefix`) before
+ * its text, also where it is drawn shallower still (a page around a far leaf starts at the top
+ * level, a filter leaves out the rows between). That is the rule of tree_art.py (art up to 8
+ * cells in full, deeper rows behind a depth marker), so every front end shows the same thing. Search results are shown flat: matches from many
  * depths would otherwise form a staircase.
  */
 import type { Row } from '../protocol';
@@ -41,7 +42,7 @@ export interface RowNode {
   containsActive: boolean;
   /** The nesting level in the tree view (0 for a top-level row). */
   level: number;
-  /** The depth marker shown before the text of a row that sits shallower than its depth. */
+  /** The depth marker shown before the text of a row deeper than the deepest nesting level. */
   marker?: string;
 }
 
@@ -69,7 +70,7 @@ export function nestRows(rows: readonly Row[], options: NestOptions = {}): Neste
       stack.pop();
     }
     node.level = stack.length;
-    if (!options.flat && node.level === maxLevel && row.depth > maxLevel) {
+    if (!options.flat && row.depth > maxLevel) {
       node.marker = depthMarker(row);
     }
     const parent = stack[stack.length - 1];

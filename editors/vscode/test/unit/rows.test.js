@@ -118,6 +118,13 @@ test('nesting stops at MAX_NEST_LEVEL: deeper rows hang beside the deepest allow
   assert.equal(byId.get('s').level, 2);
 });
 
+test('a deep row drawn at the top level (a page around a far leaf) still carries its marker', () => {
+  const { roots } = nestRows([row('w1', 'x', 84, { shortPrefix: '‹84› │  │  │  ├─ ' }), row('w2', 'w1', 85)]);
+  assert.equal(roots[0].level, 0);
+  assert.equal(roots[0].marker, '‹84›');
+  assert.equal(roots[0].children[0].marker, '‹85›');
+});
+
 test('a smaller cap and the flat form', () => {
   const capped = nestRows(deepRows(6), { maxLevel: 2 });
   assert.deepEqual(ids(capped.byId.get('d1').children), ['d2', 'd3', 'd4', 'd5', 's']);
