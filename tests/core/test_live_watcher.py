@@ -170,7 +170,7 @@ def test_followed_file_outside_roots_lists_its_directory(
 
 
 def test_header_of_a_fifo_is_not_read(tmp_path: Path) -> None:
-    from sessiontree.lsp.features.watch import _cwd_of_dir
+    from sessiontree.lsp.follower import _cwd_of_dir
 
     os.mkfifo(tmp_path / "a.jsonl")
     (tmp_path / "b.jsonl").write_text('{"type":"session","id":"x","cwd":"/proj","timestamp":"t"}\n')

@@ -37,7 +37,7 @@ from sessiontree.lsp.state import NavigationState
 from sessiontree.lsp.transport import Framing, LoopWriter, StdinReader, StreamReader
 
 if TYPE_CHECKING:
-    from sessiontree.lsp.features.watch import LiveFollower
+    from sessiontree.lsp.follower import LiveFollower
 
 log = logging.getLogger("sessiontree.lsp")
 
@@ -79,7 +79,7 @@ class SessionTreeServer(LanguageServer):
         self.state: NavigationState | None = None
         """The navigation state store, set at initialize."""
         self.live_follower: LiveFollower | None = None
-        """Follows the open sessions' files once initialized (features/watch.py)."""
+        """Follows the open sessions' files once initialized (features/watch.py starts it)."""
         self.cwd = os.getcwd()
         self._setup = setup
         if setup is not None:

@@ -1,266 +1,38 @@
-"""Live sessions: follow files other processes write, announce what they did.
+"""Live sessions: start following files at `initialized`, announce what other processes did.
 
-`LiveFollower` ties the watching machinery (`sessiontree.lsp.watcher`) to the open
-sessions of the registry:
-
-- a session opened with a file is followed; closing it stops that;
-- when its file changes, the manager folds the change in under the session's lock
-  (`SessionManager.sync_with_file()`), and the result is announced: appended entries as
-  `session/didChange` (`source: "external"`), labels among them as
-  `session/didChangeLabel`, a replaced / truncated / rewritten / deleted file as
-  `session/didReload`;
-- `*.jsonl` files appearing or vanishing in the sessions root (recursively) or in the
-  directory of an open session are announced as `session/didChangeList`.
-
-Reads of a followed file go through the access policy's guard like every other read
-(`core.guard`): when the path (or a parent directory) now names something outside the
-allowed roots, the session is detached (`session/didReload` with reason "access
-denied"), nothing of that file is read, and writes are refused until the path names a file
-inside again.
-
-Initialization option `watch: false` turns all of it off. `SESSIONTREE_WATCH_POLLING=1`
-forces the stat-polling fallback (what runs when inotify is unavailable).
-See docs/live-sessions.md.
+`LiveFollower` (`sessiontree.lsp.follower`) folds the changes of followed files into
+their sessions; this module sends them: appended entries as `session/didChange`
+(`source: "external"`), labels among them as `session/didChangeLabel`, a replaced /
+truncated / rewritten / deleted file (or one now outside the allowed roots) as
+`session/didReload`, and session files appearing or vanishing as `session/didChangeList`.
+Initialization option `watch: false` turns all of it off. See docs/live-sessions.md.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import stat
-import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import orjson
+from lsprotocol import types as lsp
 
-from sessiontree.core.errors import AccessDeniedError
-from sessiontree.core.guard import PathGuard, open_checked
+from sessiontree.core import paths
 from sessiontree.core.live import ChangeKind, SyncResult
-from sessiontree.lsp.watcher import ListChanges, SessionWatcher
+from sessiontree.lsp import mapping, notify
+from sessiontree.lsp.follower import LiveFollower
+from sessiontree.lsp.registry import OpenSession
+
+if TYPE_CHECKING:
+    from sessiontree.lsp.server import SessionTreeServer
 
 log = logging.getLogger(__name__)
 
-POLLING_ENV = "SESSIONTREE_WATCH_POLLING"
-#: The `session/didReload` reason of a session detached because its path now leads
-#: outside the allowed roots.
-ACCESS_DENIED = "access denied"
 
-
-def _env_polling() -> bool:
-    return os.environ.get(POLLING_ENV, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-class LiveFollower:
-    """Follows the files of open sessions and the session directories of one daemon.
-
-    `post(fn, *args)` runs `fn` on the daemon's event loop (notifications are only ever
-    written from there); `announce` sends the notifications of one session's changes.
-    """
-
-    def __init__(
-        self,
-        registry: Any,
-        post: Callable[..., None],
-        announce: Callable[[Any, list[SyncResult], list[list[Any]]], None],
-        announce_list: Callable[[str | None], None],
-        summarize: Callable[[Any, str], Any],
-        roots: list[str],
-        *,
-        force_polling: bool = False,
-        guard: PathGuard | None = None,
-    ) -> None:
-        self.registry = registry
-        self._guard = guard
-        self._post = post
-        self._announce = announce
-        self._announce_list = announce_list
-        self._summarize = summarize
-        self._roots = roots
-        self._lock = threading.RLock()
-        self._followed: dict[str, Any] = {}  # canonical path -> OpenSession
-        self._unsubscribe: Callable[[], None] | None = None
-        self.watcher = SessionWatcher(
-            self._on_file, self._on_list, force_polling=force_polling or _env_polling(), on_tick=self._on_tick
-        )
-
-    def start(self) -> None:
-        """Start watching the roots and every session already open."""
-        self.watcher.set_roots(self._roots)
-        self._unsubscribe = self.registry.subscribe(self._on_event)
-        for s in self.registry.sessions():
-            self._follow(s)
-        self.watcher.start()
-        log.info("following session files (%s); roots: %s", self.watcher.mode, ", ".join(self._roots))
-
-    def stop(self) -> None:
-        """Stop watching."""
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
-        self.watcher.stop()
-
-    # -- registry events (event loop thread) -------------------------------------------
-
-    def _on_event(self, ev: Any) -> None:
-        session = ev.session
-        if ev.kind == "closed":
-            self._unfollow(session)
-            return
-        # The file may have moved (fork, moveTo): follow the session's current path.
-        self._follow(session)
-        # A local write may have folded in external changes first (queued on the
-        # manager): have them announced.
-        local = ev.kind in ("changed", "labelled", "navigated") and ev.data.get("source") != "external"
-        if local and session.path is not None:
-            self.watcher.poke(session.path)
-
-    def _follow(self, session: Any) -> None:
-        with self._lock:
-            self._follow_locked(session)
-
-    def _follow_locked(self, session: Any) -> None:
-        path = session.path
-        current = session.extra.get("live.path")
-        if path == current or getattr(session, "closed", False):
-            return
-        if current is not None:
-            self._unfollow(session)
-        if path is None:
-            return
-        canon = self.watcher.track_file(path)
-        session.extra["live.path"] = path
-        session.extra["live.canonical"] = canon
-        self._followed[canon] = session
-        # A first look at once: takes the file's fingerprints close to the load.
-        self.watcher.poke(canon)
-
-    def _unfollow(self, session: Any) -> None:
-        session.extra.pop("live.path", None)
-        canon = session.extra.pop("live.canonical", None)
-        if canon is None:
-            return
-        with self._lock:
-            if self._followed.get(canon) is session:
-                del self._followed[canon]
-                self.watcher.untrack_file(canon)
-
-    def _on_tick(self) -> None:
-        # Handlers that switch a session to another file (fork, branch to a new session)
-        # rekey it without an event: pick up new paths at every poll tick.
-        for session in self.registry.sessions():
-            if session.path != session.extra.get("live.path"):
-                self._follow(session)
-
-    # -- file changes (watcher thread) -----------------------------------------------------
-
-    def _on_file(self, canon: str) -> None:
-        with self._lock:
-            session = self._followed.get(canon)
-        if session is None or session.closed:
-            return
-        self.sync_session(session)
-
-    def sync_session(self, session: Any) -> list[SyncResult]:
-        """Fold the file's changes into `session` and announce them (any thread but the loop's)."""
-        results, summaries = self.collect(session)
-        if results:
-            self._post(self._announce, session, results, summaries)
-        return results
-
-    def collect(self, session: Any) -> tuple[list[SyncResult], list[list[Any]]]:
-        """Changes queued by writes plus a fresh look at the file, with entry summaries."""
-        with session.lock:
-            if session.closed:
-                return [], []
-            manager = session.manager
-            events = getattr(manager, "live_events", None)
-            if events is None:
-                return [], []
-            try:
-                fresh = manager.sync_with_file()
-            except AccessDeniedError as exc:
-                # The path now names a file outside the roots (a swapped link, a hard link
-                # renamed over it): nothing of it was read; detach until it is back.
-                log.warning("following %s refused: %s", session.path, exc)
-                fresh = manager.detach_from_file(ACCESS_DENIED)
-            except Exception:
-                log.exception("following %s failed", session.path)
-                fresh = None
-            results = list(events)
-            events.clear()
-            if fresh is not None and (fresh.appended or fresh.kind is not ChangeKind.UNCHANGED):
-                results.append(fresh)
-            summaries: list[list[Any]] = []
-            for res in results:
-                row = []
-                for eid in res.appended:
-                    try:
-                        row.append(self._summarize(manager, eid))
-                    except Exception:
-                        log.exception("summary of %s failed", eid)
-                summaries.append(row)
-        return results, summaries
-
-    # -- directory listings (watcher thread) -----------------------------------------------
-
-    def _on_list(self, changes: ListChanges) -> None:
-        cwds: set[str | None] = set()
-        for d, (added, removed) in changes.items():
-            cwds.add(_cwd_of_dir(d, sorted(added) + sorted(removed), self._guard))
-        if None in cwds or len(cwds) > 4:
-            self._post(self._announce_list, None)
-            return
-        for cwd in sorted(c for c in cwds if c is not None):
-            self._post(self._announce_list, cwd)
-
-
-def _header_cwd(path: str, guard: PathGuard | None = None) -> str | None:
-    try:
-        # O_NONBLOCK: a FIFO named *.jsonl must not hang the watcher.
-        fd = open_checked(guard, path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    except (OSError, AccessDeniedError):
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(os.dup(fd), "rb") as f:
-            first = f.readline(1 << 20)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    try:
-        header = orjson.loads(first.lstrip(b"\xef\xbb\xbf"))
-    except orjson.JSONDecodeError:
-        return None
-    if isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("cwd"), str):
-        return str(header["cwd"])
-    return None
-
-
-def _cwd_of_dir(directory: str, changed: list[str], guard: PathGuard | None = None) -> str | None:
-    """The project of a session directory: the cwd in a header of one of its sessions."""
-    candidates = [p for p in changed if os.path.exists(p)]
-    try:
-        with os.scandir(directory) as it:
-            candidates += sorted(
-                e.path for e in it if e.name.endswith(".jsonl") and not e.name.startswith(".")
-            )[:5]
-    except OSError:
-        pass
-    for p in candidates:
-        cwd = _header_cwd(p, guard)
-        if cwd is not None:
-            return cwd
-    return None
-
-
-def announce(ls: Any, session: Any, results: list[SyncResult], summaries: list[list[Any]]) -> None:
+def announce(
+    ls: SessionTreeServer, session: OpenSession, results: list[SyncResult], summaries: list[list[Any]]
+) -> None:
     """Send the notifications of folded-in changes (on the event loop)."""
-    from sessiontree.lsp import notify
-
     if session.closed:
         return
     for res, rows in zip(results, summaries, strict=True):
@@ -273,9 +45,9 @@ def announce(ls: Any, session: Any, results: list[SyncResult], summaries: list[l
                 notify.did_change_label(ls, session, target, label)
 
 
-def announce_pending(ls: Any, session: Any) -> None:
+def announce_pending(ls: SessionTreeServer, session: OpenSession) -> None:
     """Announce changes that a write folded in (call before announcing the write itself)."""
-    follower: LiveFollower | None = getattr(ls, "live_follower", None)
+    follower = ls.live_follower
     if follower is None:
         return
     results, summaries = follower.collect(session)
@@ -283,52 +55,42 @@ def announce_pending(ls: Any, session: Any) -> None:
         announce(ls, session, results, summaries)
 
 
-def setup(server: Any) -> None:
-    """Start live following once the client is initialized (unless `watch: false`)."""
-    from lsprotocol import types as lsp
+def on_initialized(ls: SessionTreeServer, params: lsp.InitializedParams) -> None:
+    """Start following files (unless `watch: false`); notifications go out from the loop."""
+    if ls.live_follower is not None or not ls.config.watch:
+        return
+    loop = asyncio.get_running_loop()
 
-    from sessiontree.lsp import mapping, notify
+    def post(fn: Callable[..., None], *args: Any) -> None:
+        def run() -> None:
+            try:
+                fn(*args)
+            except Exception:
+                log.exception("announcing a live change failed")
 
-    server.live_follower = None
+        loop.call_soon_threadsafe(run)
 
-    @server.feature(lsp.INITIALIZED)
-    def on_initialized(ls: Any, params: Any) -> None:
-        if ls.live_follower is not None or not ls.config.watch:
-            return
-        loop = asyncio.get_running_loop()
-
-        def post(fn: Callable[..., None], *args: Any) -> None:
-            def run() -> None:
-                try:
-                    fn(*args)
-                except Exception:
-                    log.exception("announcing a live change failed")
-
-            loop.call_soon_threadsafe(run)
-
-        follower = LiveFollower(
-            ls.registry,
-            post,
-            lambda session, results, summaries: announce(ls, session, results, summaries),
-            lambda cwd: notify.did_change_list(ls, cwd),
-            mapping.summary,
-            _sessions_roots(ls),
-            guard=ls.access.guard,
-        )
-        ls.live_follower = follower
-        follower.start()
-
-    @server.feature(lsp.SHUTDOWN)
-    def on_shutdown(ls: Any, params: Any) -> None:
-        follower = ls.live_follower
-        ls.live_follower = None
-        if follower is not None:
-            follower.stop()
+    follower = LiveFollower(
+        ls.registry,
+        post,
+        lambda session, results, summaries: announce(ls, session, results, summaries),
+        lambda cwd: notify.did_change_list(ls, cwd),
+        mapping.summary,
+        _sessions_roots(ls),
+        guard=ls.access.guard,
+    )
+    ls.live_follower = follower
+    follower.start()
 
 
-def _sessions_roots(server: Any) -> list[str]:
-    from sessiontree.core import paths
+def on_shutdown(ls: SessionTreeServer, params: None) -> None:
+    """Stop following files."""
+    follower, ls.live_follower = ls.live_follower, None
+    if follower is not None:
+        follower.stop()
 
+
+def _sessions_roots(server: SessionTreeServer) -> list[str]:
     try:
         agent = server.config.agent_dir or paths.get_agent_dir()
         root = str(paths.sessions_root(agent))
@@ -338,3 +100,9 @@ def _sessions_roots(server: Any) -> list[str]:
     except Exception:
         log.exception("no sessions root to watch")
         return []
+
+
+def setup(server: SessionTreeServer) -> None:
+    """Start live following once the client is initialized, stop it at shutdown."""
+    server.feature(lsp.INITIALIZED)(on_initialized)
+    server.feature(lsp.SHUTDOWN)(on_shutdown)
