@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from sessiontree.core import manager as mm
+from sessiontree.core.session import loading as mm
 from sessiontree.core.manager import SessionManager
 from sessiontree.core.storage import FileSessionStorage
 
@@ -63,8 +63,8 @@ def both(
     path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, whole_read_allowed: bool = False
 ) -> tuple[SessionManager, SessionManager]:
     monkeypatch.setenv("SESSIONTREE_NO_INDEX_CACHE", "1")
-    monkeypatch.setattr(mm, "_CHUNKED_LOAD_MIN", 0)
-    monkeypatch.setattr(mm, "_LOAD_CHUNK", chunk)
+    monkeypatch.setattr(mm, "CHUNKED_LOAD_MIN", 0)
+    monkeypatch.setattr(mm, "LOAD_CHUNK", chunk)
     if not whole_read_allowed:
 
         def no_whole_read(self: object, p: str) -> bytes:
@@ -74,7 +74,7 @@ def both(
     chunked = SessionManager.open(str(path), read_only=True)
     monkeypatch.undo()
     monkeypatch.setenv("SESSIONTREE_NO_INDEX_CACHE", "1")
-    monkeypatch.setattr(mm, "_CHUNKED_LOAD_MIN", 1 << 62)
+    monkeypatch.setattr(mm, "CHUNKED_LOAD_MIN", 1 << 62)
     whole = SessionManager.open(str(path), read_only=True)
     return chunked, whole
 
@@ -127,8 +127,8 @@ def test_unclean_file_falls_back_to_the_lenient_path(tmp_path: Path, monkeypatch
 def test_chunked_load_writes_the_index_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "s.jsonl"
     write_session(path, 400)
-    monkeypatch.setattr(mm, "_CHUNKED_LOAD_MIN", 0)
-    monkeypatch.setattr(mm, "_LOAD_CHUNK", 2048)
+    monkeypatch.setattr(mm, "CHUNKED_LOAD_MIN", 0)
+    monkeypatch.setattr(mm, "LOAD_CHUNK", 2048)
     cache = tmp_path / "cache"
     a = SessionManager.open(str(path), read_only=True, cache_dir=str(cache), cache_min_bytes=0)
     assert a.load_report.fast_path and not a.load_report.from_cache

@@ -335,6 +335,32 @@ def test_cache_after_append_indexes_only_new_bytes(tmp_path: Path) -> None:
     assert snapshot(warm) == snapshot(fresh)
 
 
+def test_cache_is_saved_again_once_the_appended_part_is_big(tmp_path: Path) -> None:
+    # architecture.md: a hit on a grown file is written again once the appended part is
+    # 1 MB (or 1/16 of the file), so the next open does not index the same tail again.
+    p = tmp_path / "big.jsonl"
+    big_session(p)
+    SessionManager.open(str(p), read_only=True, **kw(tmp_path, cache_min_bytes=1))
+    parent = "id00299"
+    with open(p, "ab") as f:
+        for i in range(300):
+            eid = f"late{i:04d}"
+            entry = {
+                "type": "message",
+                "id": eid,
+                "parentId": parent,
+                "timestamp": "2025-01-01T00:00:09.000Z",
+                "message": {"role": "user", "content": "x" * 4000, "timestamp": 9},
+            }
+            f.write(orjson.dumps(entry) + b"\n")
+            parent = eid
+    size = p.stat().st_size
+    warm = SessionManager.open(str(p), read_only=True, **kw(tmp_path, cache_min_bytes=1))
+    assert warm.load_report.from_cache and warm.get_leaf_id() == "late0299"
+    hit = IndexCache(str(tmp_path / "cache")).load(str(p), os.stat(p))
+    assert hit is not None and hit[3] == size
+
+
 def test_cache_mismatch_or_corruption_means_full_index(tmp_path: Path) -> None:
     p = tmp_path / "big.jsonl"
     big_session(p)

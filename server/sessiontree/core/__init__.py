@@ -32,16 +32,16 @@ if TYPE_CHECKING:
     )
     from .index import EntryIndex, Skeleton
     from .jsonl import load_entries_from_file, parse_session_entries
-    from .manager import LoadReport, SessionManager, SessionTreeNode
+    from .session import LoadReport, SessionManager, SessionTreeNode
     from .messages import convert_to_llm
     from .migrations import CURRENT_SESSION_VERSION, migrate_session_entries
     from .storage import FileSessionStorage, MemorySessionStorage
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
-    "SessionManager": "manager",
-    "SessionTreeNode": "manager",
-    "LoadReport": "manager",
+    "SessionManager": "session",
+    "SessionTreeNode": "session",
+    "LoadReport": "session",
     "SessionInfo": "discovery",
     "RecentSessionInfo": "discovery",
     "get_recent_sessions": "discovery",

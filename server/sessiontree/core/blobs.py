@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .storage import SessionStorage
 
 __all__ = [
+    "BLOB_REF_BYTES",
     "BLOB_REF_PREFIX",
     "MAX_BLOB_BYTES",
     "BlobPut",
@@ -37,6 +38,8 @@ __all__ = [
 ]
 
 BLOB_REF_PREFIX = "blob:sha256:"
+#: The prefix as bytes: a line without it holds no blob reference (a cheap test first).
+BLOB_REF_BYTES = BLOB_REF_PREFIX.encode()
 MAX_BLOB_BYTES = 64 * 1024 * 1024
 """The largest blob that is read (64 MiB); a bigger file reads as a missing blob. Images
 an agent sends are a few MB (provider limits are about 5 MB per image), so this leaves a

@@ -31,6 +31,7 @@ __all__ = [
     "entry_timestamp_ms",
     "js_date_parse",
     "path_to_leaf",
+    "provider_payload",
 ]
 
 
@@ -293,7 +294,9 @@ def _append_message(entry: Mapping[str, Any], out: list[dict[str, Any]]) -> None
             )
 
 
-def _provider_payload(compaction: Mapping[str, Any]) -> dict[str, Any] | None:
+def provider_payload(compaction: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The provider's replacement history a compaction carries (which then stands for the
+    kept messages), as the ``providerPayload`` of its summary message; None when it has none."""
     preserve = compaction.get("preserveData")
     if not isinstance(preserve, dict):
         return None
@@ -362,7 +365,7 @@ def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
             _append_message(entry, messages)
     else:
         comp = path[compaction_index]
-        payload = _provider_payload(comp)
+        payload = provider_payload(comp)
         summary_msg: dict[str, Any] = {"role": "compactionSummary"}
         for key in ("summary", "shortSummary", "tokensBefore"):
             if key in comp:

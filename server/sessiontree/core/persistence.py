@@ -1,5 +1,5 @@
-"""The persistence transform applied to every entry before it is written, and blob
-resolution on load (reference-behavior.md §8 and §9).
+"""The persistence transform applied to every entry before it is written, and what
+loading does to an entry (reference-behavior.md §5, §8 and §9).
 
 Before writing: keys ``partialJson``/``jsonlEvents`` are removed at any depth; a data URL
 under the key ``image_url`` goes to the blob store (any size); a string longer than 500,000
@@ -9,6 +9,10 @@ under the key ``content`` are externalized by the SHA-256 of the decoded bytes; 
 that changed and has a string ``content`` and a numeric ``lineCount`` gets ``lineCount``
 recomputed. The caller's entry is never mutated: changed objects are copies, unchanged
 ones are returned as they are (the same object when nothing changed at all).
+
+On load: blob references are resolved (`resolve_blob_refs`, in place, after the cheap test
+`has_blob_ref`) and OpenAI-Responses replay metadata is dropped in memory
+(`clean_openai_replay`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from .blobs import BlobStore, make_blob_ref, parse_blob_ref
+from .blobs import BLOB_REF_BYTES, BlobStore, make_blob_ref, parse_blob_ref
 from .jsonl import dumps_line, needs_js_number_fixup
 
 __all__ = [
@@ -28,7 +32,9 @@ __all__ = [
     "MAX_PERSISTED_STRING_LENGTH",
     "SIGNATURE_KEYS",
     "TRUNCATION_NOTICE",
+    "clean_openai_replay",
     "decode_base64_lenient",
+    "has_blob_ref",
     "js_utf8",
     "prepare_entry_for_persistence",
     "resolve_blob_refs",
@@ -255,3 +261,33 @@ def resolve_blob_refs(entry: Any, blobs: BlobStore) -> list[str]:
         _resolve_image_blocks(entry.get("content"), blobs, missing)
     _resolve_image_urls(entry, blobs, missing)
     return missing
+
+
+def has_blob_ref(entry: Any) -> bool:
+    """Whether an entry may hold a blob reference (a cheap test before walking it)."""
+    try:
+        return BLOB_REF_BYTES in orjson.dumps(entry)
+    except TypeError:
+        return True
+
+
+def clean_openai_replay(entry: dict[str, Any]) -> bool:
+    """The reference's in-memory cleanup of OpenAI-Responses replay metadata (§5)."""
+    if entry.get("type") != "message":
+        return False
+    msg = entry.get("message")
+    if not isinstance(msg, dict) or msg.get("role") != "assistant":
+        return False
+    payload = msg.get("providerPayload")
+    if not isinstance(payload, dict):
+        return False
+    ptype = payload.get("type")
+    if not (isinstance(ptype, str) and ptype.startswith("openaiResponses")):
+        return False
+    del msg["providerPayload"]
+    content = msg.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "thinking" and "thinkingSignature" in block:
+                del block["thinkingSignature"]
+    return True

@@ -115,18 +115,9 @@ class Follower:
         self._guarding = False
 
     # -- the file state, as loading and writing leave it ----------------------------------
-    def set_state(self, st: Any, end: int) -> None:
-        """The file was read or written: `st` is its stat (or None), `end` how far it is indexed."""
-        if st is None:
-            self.state = None
-            return
-        self.state = FileState(
-            size=_st(st, "st_size"),
-            inode=_st(st, "st_ino"),
-            device=_st(st, "st_dev"),
-            mtime_ns=_st(st, "st_mtime_ns"),
-            end=end,
-        )
+    def set_state(self, state: FileState | None) -> None:
+        """The file was read or written: how far it is indexed, and its identity then."""
+        self.state = state
 
     def forget(self) -> None:
         """The session is about to use another file: nothing is known of it yet."""
@@ -416,13 +407,6 @@ class Follower:
             raise ConflictError(
                 f"Session file {path} is empty now (truncated by another program); nothing was written", path
             )
-
-
-def _st(st: Any, name: str, default: int = 0) -> int:
-    v = getattr(st, name, None)
-    if v is None and isinstance(st, dict):
-        v = st.get(name)
-    return int(v) if v is not None else default
 
 
 def _line_entry(data: bytes, offset: int, length: int) -> dict[str, Any]:

@@ -1,0 +1,123 @@
+"""The state the parts of a session share (`SessionBase`), and the helpers they use.
+
+`SessionManager` (`session/manager.py`) is put together from parts, one job each:
+`writing.Writing` (the persistence pipeline), `loading.Loading` (a file read into the
+index), `entries.Entries` (the entry constructors), `moves.Moves` (fork, branch into a new
+session, move to another cwd); `context_walk` holds the walk the context needs, `reader`
+the reads of file-backed entries, `sidecar` the use of the index cache. Each part reads and
+writes the fields declared here; `SessionManager.__init__` sets them.
+"""
+
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+from typing import Any
+
+from .. import paths
+from ..blobs import BlobStore
+from ..errors import PersistError
+from ..ids import Clock, IdSource
+from ..index import EntryIndex
+from ..live import FileState, Follower
+from .reader import FileEntries
+from .records import LoadReport
+from .sidecar import Sidecar
+
+__all__ = ["SessionBase", "st_int", "stat_of"]
+
+
+class SessionBase:
+    """The fields of a session, declared once for every part that uses them."""
+
+    # Where the session lives.
+    _cwd: str
+    _session_dir: str
+    #: The session file (None in memory, or before a persistent session is named).
+    _session_file: str | None
+    #: False for `in_memory` sessions: nothing is ever written.
+    _persist: bool
+    #: Opened for inspection: never written.
+    _read_only: bool
+    #: Opened for viewing (DIVERGENCES 11): nothing is written until a change is asked for.
+    _viewing: bool
+    _breadcrumbs: bool
+    _agent_dir: str | None
+    _penv: Any
+
+    # Injected (CONVENTIONS 14).
+    _clock: Clock
+    _ids: IdSource
+    _storage: Any
+    _blobs: BlobStore | None
+    _sidecar: Sidecar
+
+    # What the session holds.
+    _header: dict[str, Any]
+    _index: EntryIndex
+    _leaf_id: str | None
+    load_report: LoadReport
+
+    # The file on disk and the writing of it.
+    _follower: Follower
+    _reader: FileEntries
+    _writer: Any
+    #: The first persistence error, re-raised by every later write.
+    _persist_error: PersistError | None
+    #: The file holds every entry (later entries are appended, not rewritten).
+    _flushed: bool
+    _needs_full_rewrite: bool
+    _ensured_on_disk: bool
+
+    def _blob_store(self) -> BlobStore:
+        if self._blobs is None:
+            self._blobs = BlobStore(str(paths.blobs_dir(self._agent_dir, self._penv)))
+        return self._blobs
+
+    def _make_index(self) -> EntryIndex:
+        reader = self._reader
+        idx = EntryIndex(reader.one)
+        idx.batch_loader = reader.many
+        idx.stream_loader = reader.stream
+        return idx
+
+    @property
+    def file_state(self) -> FileState | None:
+        """The file as last read or written (`live.FileState`), None before either."""
+        return self._follower.state
+
+    def _set_file_state(self, st: Any, end: int) -> None:
+        if st is None:
+            self._follower.set_state(None)
+            return
+        self._follower.set_state(
+            FileState(
+                size=st_int(st, "st_size"),
+                inode=st_int(st, "st_ino"),
+                device=st_int(st, "st_dev"),
+                mtime_ns=st_int(st, "st_mtime_ns"),
+                end=end,
+            )
+        )
+
+    def _forget_file_state(self) -> None:
+        """The session is about to use another file: nothing is known of it yet."""
+        self._follower.forget()
+
+
+def stat_of(storage: Any, path: str) -> Any:
+    """An `os.stat_result`-like object (st_size, st_ino, st_dev, st_mtime_ns) or None."""
+    try:
+        if getattr(storage, "is_real_fs", False):
+            return os.stat(path)
+        fs = storage.stat(path)
+    except FileNotFoundError:
+        return None
+    return SimpleNamespace(st_size=fs.size, st_ino=0, st_dev=0, st_mtime_ns=fs.mtime_ns)
+
+
+def st_int(st: Any, name: str, default: int = 0) -> int:
+    v = getattr(st, name, None)
+    if v is None and isinstance(st, dict):
+        v = st.get(name)
+    return int(v) if v is not None else default

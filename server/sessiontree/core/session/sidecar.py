@@ -1,0 +1,73 @@
+"""A session's use of the index cache (`index.IndexCache`): when, and never as an error.
+
+Files of `CACHE_MIN_BYTES` and more that load through the fast path keep their skeletons in
+a sidecar cache in sessiontree's own cache directory, so the next open reads the skeletons
+instead of the file. Only on a real file system and unless ``SESSIONTREE_NO_INDEX_CACHE=1``.
+A cache is an optimisation: one that cannot be read is a miss, one that cannot be written
+is skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..index import EntryIndex, IndexCache, Skeleton, UsageTotals
+
+__all__ = ["CACHE_MIN_BYTES", "CACHE_RESAVE_MIN", "Sidecar"]
+
+#: Files at least this big get a sidecar index cache for fast reopening.
+CACHE_MIN_BYTES = 1 << 20
+#: A cache hit on a grown file is saved again once this many bytes (or 1/16) were appended.
+CACHE_RESAVE_MIN = 1 << 20
+
+CacheHit = tuple[dict[str, Any], list[Skeleton], UsageTotals, int]
+
+
+class Sidecar:
+    """The index cache of the sessions of one storage (`cache_dir`: None for the default)."""
+
+    def __init__(self, storage: Any, cache_dir: str | None, min_bytes: int = CACHE_MIN_BYTES) -> None:
+        self._real_fs = bool(getattr(storage, "is_real_fs", False))
+        self._cache_dir = cache_dir
+        #: Files smaller than this are not cached.
+        self.min_bytes = min_bytes
+
+    def usable(self) -> bool:
+        return self._real_fs and os.environ.get("SESSIONTREE_NO_INDEX_CACHE") != "1"
+
+    def load(self, path: str, st: Any) -> CacheHit | None:
+        """`(header, skeletons, usage, indexed_size)` of a valid cache of `path`, else None."""
+        if not self.usable():
+            return None
+        try:
+            return IndexCache(self._cache_dir).load(path, st)
+        except Exception:
+            return None
+
+    def save(self, path: str, st: Any, data: bytes, header: dict[str, Any], index: EntryIndex) -> None:
+        """Cache the index of a file whose bytes (`data`) were just indexed."""
+        if not self.usable():
+            return
+        try:
+            IndexCache(self._cache_dir).save(path, st, data, header, index)
+        except Exception:
+            pass  # failing to write a cache changes nothing
+
+    def save_skeletons(self, path: str, st: Any, header: dict[str, Any], index: EntryIndex) -> None:
+        """Cache the index as it is (the file is read only for the hash of its tail)."""
+        if not self.usable():
+            return
+        try:
+            IndexCache(self._cache_dir).save_skeletons(path, st, header, index)
+        except Exception:
+            pass
+
+    @staticmethod
+    def resave_due(cached_size: int, size: int) -> bool:
+        """Whether a hit whose file grew from `cached_size` to `size` is worth saving again.
+
+        Re-encoding every skeleton costs more than indexing a short tail again on the next
+        open: the cache is refreshed once the tail is big.
+        """
+        return size - cached_size >= max(CACHE_RESAVE_MIN, cached_size // 16)
