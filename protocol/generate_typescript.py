@@ -97,7 +97,7 @@ class Generator:
             return "null"
         if kind == "array":
             item = self.type_of(s.get("items", {}))
-            return f"({item})[]" if " " in item else f"{item}[]"
+            return f"({item})[]" if " | " in item else f"{item}[]"
         if kind == "object":
             return "Record<string, unknown>"
         return "unknown"

@@ -118,7 +118,7 @@ export interface ContextParams {
 /** Result of `session/context`: the SessionContext. */
 export interface ContextResult {
   /** The context messages. */
-  messages: (Record<string, unknown>)[];
+  messages: Record<string, unknown>[];
   /** The thinking level. */
   thinkingLevel: string;
   /** The selected model per role. */
@@ -140,7 +140,7 @@ export interface ContextResult {
   /** Whether an MCP tool selection was persisted. */
   hasPersistedMCPToolSelection?: boolean;
   /** The messages converted for the model (when llm was set). */
-  llmMessages?: (Record<string, unknown>)[];
+  llmMessages?: Record<string, unknown>[];
 }
 
 /** Params of `session/continueRecent`. */
@@ -300,7 +300,7 @@ export interface EntriesParams {
 /** Result of `session/entries`. */
 export interface EntriesResult {
   /** The entries exactly as stored, in file order. */
-  entries: (Record<string, unknown>)[];
+  entries: Record<string, unknown>[];
   /** Number of entries in the session. */
   total: number;
 }
