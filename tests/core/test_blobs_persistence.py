@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessiontree.core.blobs import BlobStore, make_blob_ref, parse_blob_ref
 from sessiontree.core.errors import BlobError
-from sessiontree.core.jsonl import dumps_line, parse_session_entries
-from sessiontree.core.persistence import (
+from sessiontree.core.format.blobs import BlobStore, make_blob_ref, parse_blob_ref
+from sessiontree.core.format.jsonl import dumps_line, parse_session_entries
+from sessiontree.core.format.persistence import (
     TRUNCATION_NOTICE,
     decode_base64_lenient,
     prepare_entry_for_persistence,

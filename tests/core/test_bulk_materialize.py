@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 import pytest
-from sessiontree.core.blobs import BlobStore
+from sessiontree.core.format.blobs import BlobStore
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.index import gc_paused
 from sessiontree.core.manager import SessionManager, SessionTreeNode

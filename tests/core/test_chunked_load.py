@@ -7,8 +7,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-from sessiontree.core.session import loading as mm
 from sessiontree.core.manager import SessionManager
+from sessiontree.core.session import loading as mm
 from sessiontree.core.storage import FileSessionStorage
 
 

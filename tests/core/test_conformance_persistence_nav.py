@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from sessiontree.core import BlobStore, SessionManager
+from sessiontree.core.format.persistence import prepare_entry_for_persistence
 from sessiontree.core.navigation import navigate_tree
-from sessiontree.core.persistence import prepare_entry_for_persistence
 
 NOTICE = "\n\n[Session persistence truncated large content]"
 

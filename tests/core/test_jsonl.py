@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sessiontree.core.jsonl import (
+from sessiontree.core.format.jsonl import (
     DroppedLine,
     _Scanner,
     dumps_line,

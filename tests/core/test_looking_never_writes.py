@@ -17,9 +17,9 @@ from typing import Any
 
 import orjson
 import pytest
-from sessiontree.core.backups import copy_path, is_copy_name
+from sessiontree.core.format.backups import copy_path, is_copy_name
+from sessiontree.core.format.migrations import migrate_session_entries
 from sessiontree.core.manager import SessionManager
-from sessiontree.core.migrations import migrate_session_entries
 from sessiontree.core.paths import PathEnv
 from sessiontree.core.storage import lock_file_path
 from shared_data import real_v1_session

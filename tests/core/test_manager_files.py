@@ -10,8 +10,8 @@ from typing import Any
 
 import orjson
 import pytest
-from sessiontree.core.blobs import BlobStore
 from sessiontree.core.errors import InvalidSessionFileError
+from sessiontree.core.format.blobs import BlobStore
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.manager import SessionManager
 from sessiontree.core.paths import PathEnv

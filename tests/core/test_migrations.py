@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessiontree.core.ids import FixedClock, IdSource
-from sessiontree.core.jsonl import dumps_line, load_entries_from_file, parse_session_entries
-from sessiontree.core.migrations import (
+from sessiontree.core.format.jsonl import dumps_line, load_entries_from_file, parse_session_entries
+from sessiontree.core.format.migrations import (
     CURRENT_SESSION_VERSION,
     MIGRATIONS,
     migrate_session_entries,
@@ -24,6 +23,7 @@ from sessiontree.core.migrations import (
     migrate_v2_to_v3,
     session_version,
 )
+from sessiontree.core.ids import FixedClock, IdSource
 from shared_data import real_v1_session
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

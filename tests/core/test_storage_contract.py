@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 from sessiontree.core.errors import LockTimeoutError
+from sessiontree.core.format.jsonl import parse_session_entries
 from sessiontree.core.guard import RootsGuard
 from sessiontree.core.ids import FixedClock, IdSource
-from sessiontree.core.jsonl import parse_session_entries
 from sessiontree.core.storage import (
     TORN_LINE_BREAKER,
     FaultInjectingStorage,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sessiontree.core.jsonl import parse_jsonl_lenient
+from sessiontree.core.format.jsonl import parse_jsonl_lenient
 
 _DRIVER = r"""
 import json, os, sys, traceback

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from sessiontree.core import SessionManager
-from sessiontree.core.jsonl import parse_jsonl_lenient
+from sessiontree.core.format.jsonl import parse_jsonl_lenient
 
 from .helpers import chain, real_v1_fixture, write_session
 

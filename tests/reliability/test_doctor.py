@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from sessiontree.core.doctor import DoctorError, check_file, repair_file
-from sessiontree.core.jsonl import parse_jsonl_lenient
+from sessiontree.core.format.jsonl import parse_jsonl_lenient
 from shared_data import real_corpus_file
 
 from .helpers import chain, header, line, message, real_v1_fixture, write_session

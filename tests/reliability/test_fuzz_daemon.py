@@ -20,7 +20,7 @@ from typing import Any, Literal, get_args, get_origin
 
 import attrs
 import pytest
-from sessiontree.core.jsonl import parse_jsonl_lenient
+from sessiontree.core.format.jsonl import parse_jsonl_lenient
 from sessiontree_protocol import types as ptypes
 from sessiontree_protocol.types import METHOD_TO_TYPES
 
@@ -113,7 +113,6 @@ def plausible(name: str, tp: Any, ctx: Ctx, rng: random.Random) -> Any:
                 {"type": "custom", "customType": "fuzz", "data": {"n": 1}},
                 {"type": "message", "message": {"role": "user", "content": "fuzz", "timestamp": 1}},
                 {"type": "thinking_level_change", "thinkingLevel": "high"},
-                {},
             ]
         )
     return None

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 from sessiontree.core import SessionManager
-from sessiontree.core.blobs import BlobStore, parse_blob_ref
 from sessiontree.core.errors import BlobError, InvalidSessionFileError
+from sessiontree.core.format.blobs import BlobStore, parse_blob_ref
 
 from .helpers import chain, header, message, write_session
 from .rawlsp import RawLsp

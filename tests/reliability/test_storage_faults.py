@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from sessiontree.core import SessionManager
 from sessiontree.core.errors import PersistError
-from sessiontree.core.jsonl import parse_jsonl_lenient
+from sessiontree.core.format.jsonl import parse_jsonl_lenient
 from sessiontree.core.storage import FileSessionStorage
 
 from .helpers import chain, write_session

@@ -11,7 +11,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .blobs import BlobStore
     from .context import SessionContext, build_session_context
     from .discovery import (
         RecentSessionInfo,
@@ -30,11 +29,12 @@ if TYPE_CHECKING:
         PersistError,
         SessionTreeError,
     )
+    from .format.blobs import BlobStore
+    from .format.jsonl import load_entries_from_file, parse_session_entries
+    from .format.migrations import CURRENT_SESSION_VERSION, migrate_session_entries
     from .index import EntryIndex, Skeleton
-    from .jsonl import load_entries_from_file, parse_session_entries
-    from .session import LoadReport, SessionManager, SessionTreeNode
     from .messages import convert_to_llm
-    from .migrations import CURRENT_SESSION_VERSION, migrate_session_entries
+    from .session import LoadReport, SessionManager, SessionTreeNode
     from .storage import FileSessionStorage, MemorySessionStorage
 
 # public name -> module that defines it
@@ -53,11 +53,11 @@ _EXPORTS: dict[str, str] = {
     "convert_to_llm": "messages",
     "FileSessionStorage": "storage",
     "MemorySessionStorage": "storage",
-    "BlobStore": "blobs",
-    "parse_session_entries": "jsonl",
-    "load_entries_from_file": "jsonl",
-    "migrate_session_entries": "migrations",
-    "CURRENT_SESSION_VERSION": "migrations",
+    "BlobStore": "format.blobs",
+    "parse_session_entries": "format.jsonl",
+    "load_entries_from_file": "format.jsonl",
+    "migrate_session_entries": "format.migrations",
+    "CURRENT_SESSION_VERSION": "format.migrations",
     "EntryIndex": "index",
     "Skeleton": "index",
     "SessionTreeError": "errors",

@@ -29,8 +29,8 @@ from typing import Any
 import msgspec
 import orjson
 
+from .format.jsonl import scrub_text
 from .guard import PathGuard
-from .jsonl import scrub_text
 
 __all__ = [
     "DISPLAY_NAME_LIMIT",
@@ -322,7 +322,7 @@ def get_recent_sessions(
     session_dir: str, limit: int = 3, guard: PathGuard | None = None
 ) -> list[RecentSessionInfo]:
     """The newest sessions of a directory (by mtime), read from a 4096-byte prefix each."""
-    from .jsonl import is_session_header, parse_jsonl_lenient
+    from .format.jsonl import is_session_header, parse_jsonl_lenient
 
     try:
         found: list[tuple[float, RecentSessionInfo]] = []
@@ -421,7 +421,7 @@ def _message_text(content: Any) -> str:
 def _parse_values(data: bytes) -> list[Any]:
     """Fast path: orjson per line; any irregularity uses the lenient parser."""
     if data.startswith(b"\xef\xbb\xbf") or b"\r" in data:
-        from .jsonl import parse_jsonl_lenient
+        from .format.jsonl import parse_jsonl_lenient
 
         return parse_jsonl_lenient(data).values
     values: list[Any] = []
@@ -432,7 +432,7 @@ def _parse_values(data: bytes) -> list[Any]:
         try:
             values.append(loads(line))
         except orjson.JSONDecodeError:
-            from .jsonl import parse_jsonl_lenient
+            from .format.jsonl import parse_jsonl_lenient
 
             return parse_jsonl_lenient(data).values
     return values

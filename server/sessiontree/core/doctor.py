@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from sessiontree.core.errors import InvalidSessionFileError
-from sessiontree.core.jsonl import dumps_line, parse_jsonl_lenient
+from sessiontree.core.format.jsonl import dumps_line, parse_jsonl_lenient
 
 BLOB_PREFIX = "blob:sha256:"
 
@@ -389,7 +389,7 @@ def check_bytes(
         v = version if isinstance(version, int) and not isinstance(version, bool) else 1
         report.version = v
         try:
-            from sessiontree.core.migrations import CURRENT_SESSION_VERSION as current
+            from sessiontree.core.format.migrations import CURRENT_SESSION_VERSION as current
         except ImportError:  # pragma: no cover - the core always has it
             current = 3
         if v < current:
@@ -569,7 +569,7 @@ def _verify_blob(bdir: Path | None, h: str) -> str | None:
         return "missing"
     if not stat.S_ISREG(st.st_mode):
         return "corrupt"
-    from sessiontree.core.blobs import MAX_BLOB_BYTES
+    from sessiontree.core.format.blobs import MAX_BLOB_BYTES
 
     if st.st_size > MAX_BLOB_BYTES:
         return "corrupt"  # larger than any blob sessiontree reads (a planted sparse file)
@@ -602,7 +602,7 @@ def quarantine_name(path: str, clock_ms: int | None = None) -> str:
     scheme for every copy), which is not a `*.jsonl` and so never listed as a session."""
     from datetime import UTC, datetime
 
-    from sessiontree.core.backups import copy_path
+    from sessiontree.core.format.backups import copy_path
 
     ms = int(time.time() * 1000) if clock_ms is None else clock_ms
     stamp = datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
@@ -687,7 +687,7 @@ def repaired_bytes(data: bytes, *, migrate: bool = False) -> tuple[bytes, list[s
         new = cur
 
     if migrate:
-        from sessiontree.core.migrations import migrate_session_entries
+        from sessiontree.core.format.migrations import migrate_session_entries
 
         entries = [dict(v) if isinstance(v, dict) else v for v in parse_jsonl_lenient(new).values]
         before = entries[0].get("version", 1)

@@ -475,7 +475,7 @@ def _mask_surrogates(data: bytes, start: int, stop: int, lines: dict[int, Any]) 
     (same length, so offsets hold), or None when there are none. The lines that had one
     are parsed with the lenient parser into `lines` (line start -> value): their skeletons
     must hold the real strings, the ones `_entry_from_line` materializes."""
-    from sessiontree.core.jsonl import mask_lone_surrogate_escapes, parse_jsonl_lenient
+    from sessiontree.core.format.jsonl import mask_lone_surrogate_escapes, parse_jsonl_lenient
 
     found: list[int] = []
     masked = mask_lone_surrogate_escapes(memoryview(data)[start:stop], found)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from sessiontree.core.jscompat import JS_LINE_TERMINATORS, JS_WHITESPACE
+from sessiontree.core.format.jscompat import JS_LINE_TERMINATORS, JS_WHITESPACE
 
 __all__ = ["format_prompt"]
 

@@ -256,7 +256,7 @@ def separator_after(last_line: bytes | None) -> bytes:
     """
     if not last_line:
         return b""
-    from .jsonl import parse_jsonl_lenient
+    from .format.jsonl import parse_jsonl_lenient
 
     report = parse_jsonl_lenient(last_line)
     if report.values and not report.dropped:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
 from sessiontree.core.context import LAST_ENTRY, _LastEntry
-from sessiontree.core.jsonl import scrub_text
+from sessiontree.core.format.jsonl import scrub_text
 from sessiontree.core.tree_art import SHORT_ART_WIDTH as _SHORT_ART_WIDTH
 
 __all__ = [

@@ -186,7 +186,7 @@ def parse_appended(data: bytes) -> ParsedLines:
     dropped and reported (never guessed at). Multi-line values are not produced by any
     writer of session files; a line that does not parse alone is dropped.
     """
-    from ..jsonl import loads_line
+    from ..format.jsonl import loads_line
 
     entries: list[dict[str, Any]] = []
     spans: list[tuple[int, int]] = []

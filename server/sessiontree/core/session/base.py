@@ -15,8 +15,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from .. import paths
-from ..blobs import BlobStore
 from ..errors import PersistError
+from ..format.blobs import BlobStore
 from ..ids import Clock, IdSource
 from ..index import EntryIndex
 from ..live import FileState, Follower

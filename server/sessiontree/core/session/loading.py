@@ -17,12 +17,13 @@ import os
 import stat as _stat
 from typing import Any
 
-from .. import jsonl, paths
+from .. import paths
 from ..errors import InvalidSessionFileError
+from ..format import jsonl
+from ..format.migrations import CURRENT_SESSION_VERSION, fill_missing_ids, migrate_session_entries
+from ..format.persistence import clean_openai_replay, has_blob_ref, resolve_blob_refs
 from ..ids import session_file_name
 from ..index import Skeleton, scan_clean
-from ..migrations import CURRENT_SESSION_VERSION, fill_missing_ids, migrate_session_entries
-from ..persistence import clean_openai_replay, has_blob_ref, resolve_blob_refs
 from .base import st_int, stat_of
 from .records import LoadReport
 from .writing import Writing

@@ -28,10 +28,10 @@ from ..discovery import (
     list_sessions_of_dirs,
 )
 from ..errors import EntryNotFoundError, PersistError
+from ..format.persistence import clean_openai_replay, has_blob_ref, resolve_blob_refs
 from ..ids import Clock, IdSource
 from ..index import EntryIndex, gc_paused
 from ..live import Follower, SyncResult
-from ..persistence import clean_openai_replay, has_blob_ref, resolve_blob_refs
 from ..storage import FileSessionStorage, MemorySessionStorage
 from .context_walk import injected_ttsr_rules, last_model_change_role, materialize_context_path
 from .entries import Entries

@@ -16,8 +16,8 @@ import orjson
 
 from .. import paths
 from ..errors import EntryNotFoundError
+from ..format.migrations import CURRENT_SESSION_VERSION
 from ..ids import session_file_name
-from ..migrations import CURRENT_SESSION_VERSION
 from .loading import Loading
 from .records import LoadReport
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import orjson
 
-from .. import jsonl, persistence
-from ..blobs import BLOB_REF_BYTES, BlobStore
 from ..errors import ConflictError
+from ..format import jsonl, persistence
+from ..format.blobs import BLOB_REF_BYTES, BlobStore
+from ..format.persistence import clean_openai_replay
 from ..index import Skeleton
-from ..persistence import clean_openai_replay
 
 __all__ = ["BATCH_GAP", "BATCH_MAX", "STREAM_MAX", "FileEntries"]
 

@@ -17,10 +17,10 @@ import contextlib
 import os
 from typing import Any
 
-from ..backups import copy_path
 from ..errors import AccessDeniedError, ConflictError, InvalidSessionFileError, PersistError, SessionTreeError
-from ..jsonl import dumps_line
-from ..persistence import prepare_entry_for_persistence
+from ..format.backups import copy_path
+from ..format.jsonl import dumps_line
+from ..format.persistence import prepare_entry_for_persistence
 from .base import SessionBase, stat_of
 
 __all__ = ["Writing"]
