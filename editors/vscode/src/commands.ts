@@ -7,7 +7,7 @@ import type { Daemon, NavigateResult, OpenResult, PrepareNavigationResult, Sessi
 import type { CurrentSession } from './session';
 import { hasChatModel, summarizeWithModel } from './summarize';
 import type { RowNode } from './views/rows';
-import { LoadMoreElement, type SessionTreeProvider, type TreeElement } from './views/sessionTree';
+import { LoadMoreElement, type SessionTreeProvider, type TreeElement, type TreeViewState } from './views/sessionTree';
 import type { SessionsProvider } from './views/sessions';
 import { sessionLabel } from './views/sessions';
 
@@ -44,6 +44,30 @@ function isRowNode(x: unknown): x is RowNode {
 
 function isSessionInfo(x: unknown): x is SessionInfo {
   return !!x && typeof x === 'object' && 'path' in x && 'messageCount' in x;
+}
+
+/**
+ * The banner above the Session Tree rows: the filter and search in force, and, while they are,
+ * what an empty view means. (VS Code shows a view's welcome text only while it has no
+ * message, so with a filter or search the banner has to say "Loading…" or "Nothing matches".)
+ */
+export function treeMessage(state: TreeViewState, filter: FilterMode, search: string): string | undefined {
+  const parts: string[] = [];
+  if (filter !== 'default') {
+    parts.push(`filter: ${filter}`);
+  }
+  if (search) {
+    parts.push(`search: "${search}"`);
+  }
+  if (!parts.length) {
+    return undefined;
+  }
+  if (state === 'loading') {
+    parts.unshift('Loading…');
+  } else if (state === 'empty') {
+    parts.unshift('Nothing matches');
+  }
+  return parts.join(' · ');
 }
 
 /** Registers every command. */
@@ -114,14 +138,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     };
 
   const updateTitleMessage = () => {
-    const parts: string[] = [];
-    if (tree.filter !== 'default') {
-      parts.push(`filter: ${tree.filter}`);
-    }
-    if (tree.search) {
-      parts.push(`search: "${tree.search}"`);
-    }
-    treeView.message = parts.length ? parts.join(' · ') : undefined;
+    treeView.message = treeMessage(tree.viewState, tree.filter, tree.search);
     void vscode.commands.executeCommand('setContext', ContextKey.hasSearch, !!tree.search);
   };
 
@@ -155,6 +172,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
   const reg = (id: string, fn: (...args: any[]) => unknown) => vscode.commands.registerCommand(id, wrap(fn));
 
   return [
+    tree.onDidChangeViewState(() => updateTitleMessage()),
     reg(Command.sessionsRefresh, () => sessions.refresh()),
     reg(Command.sessionsShowAll, async () => {
       sessions.setShowAll(true);

@@ -50,8 +50,13 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
       treeView.description = s?.title;
       void vscode.commands.executeCommand('setContext', ContextKey.hasSession, !!s);
     }),
+    // The key tells what an empty view means. It is left alone when rows come: a view with rows
+    // shows no welcome text, and the key reaches the window before the rows do, so setting it
+    // would leave the empty view of the moment before without its "Loading…".
     tree.onDidChangeViewState((state) => {
-      void vscode.commands.executeCommand('setContext', ContextKey.treeState, state);
+      if (state !== 'rows') {
+        void vscode.commands.executeCommand('setContext', ContextKey.treeState, state);
+      }
     }),
     tree.onDidLoad((e) => {
       if (!e.leafChanged || !followLive() || !treeView.visible) {

@@ -199,6 +199,7 @@ function sidebar(page) {
 }
 
 module.exports = {
+  cache,
   extDir,
   artifacts,
   node24,

@@ -36,14 +36,22 @@ function longSession(n) {
 }
 
 /**
- * A session with branches nested 61 levels deep, from the benchmark generator (a branch every
- * 11 entries: 3,001 entries, 61 levels), for the deep-tree tests.
+ * A session from the benchmark generator (benchmarks/gen_corpus.py), made once and kept under
+ * <repo>/.cache/vscode/corpus (named after the generator's hash and the options), then copied.
  */
-function deepSession(file) {
+function generated(file, entries, ...options) {
   const gen = path.join(repoRoot, 'benchmarks', 'gen_corpus.py');
-  const venvPython = path.join(repoRoot, '.venv', 'bin', 'python');
-  const python = fs.existsSync(venvPython) ? venvPython : 'python3';
-  execFileSync(python, [gen, file, '3000', '--branch-every', '11', '--seed', '7'], { stdio: 'ignore' });
+  const hash = require('node:crypto').createHash('sha256').update(fs.readFileSync(gen)).digest('hex').slice(0, 12);
+  const dir = path.join(h.cache, 'corpus');
+  const kept = path.join(dir, `${[hash, entries, ...options].join('_').replace(/[^\w.-]+/g, '')}.jsonl`);
+  if (!fs.existsSync(kept)) {
+    fs.mkdirSync(dir, { recursive: true });
+    const venvPython = path.join(repoRoot, '.venv', 'bin', 'python');
+    const python = fs.existsSync(venvPython) ? venvPython : 'python3';
+    execFileSync(python, [gen, `${kept}.tmp`, String(entries), '--seed', '7', ...options], { stdio: 'ignore' });
+    fs.renameSync(`${kept}.tmp`, kept);
+  }
+  fs.copyFileSync(kept, file);
 }
 
 function prepare() {
@@ -56,7 +64,11 @@ function prepare() {
   }
   fs.copyFileSync(fixture, path.join(ws, 'branched.jsonl'));
   fs.writeFileSync(path.join(ws, 'long.jsonl'), longSession(3000));
-  deepSession(path.join(ws, 'deep.jsonl'));
+  // branches nested 61 levels deep (a branch every 11 entries), for the deep-tree tests
+  generated(path.join(ws, 'deep.jsonl'), 3000, '--branch-every', '11');
+  // the 100,000-entry corpus of the benchmarks: its first page takes the daemon more than a
+  // second (the view is empty meanwhile), as in the report of the "Nothing matches" problem
+  generated(path.join(ws, 'big.jsonl'), 100000);
   // The same session, as the agent would have stored it for this workspace, for the Sessions view.
   const lines = fs.readFileSync(fixture, 'utf8').split('\n').filter(Boolean);
   const header = JSON.parse(lines[0]);
@@ -184,6 +196,10 @@ async function main() {
       } else if (kind === 'ROWS') {
         const rows = pane(data.pane).locator('.monaco-list-row').first();
         await rows.waitFor({ state: 'visible', timeout: 15000 });
+        if (data.until) {
+          // the window draws after the extension host is done: give a row awaited time to appear
+          await rowOf(data.pane, data.until).waitFor({ state: 'visible', timeout: 5000 }).catch(() => undefined);
+        }
         ack(data.token, { labels: await rowLabels(data.pane) });
       } else if (kind === 'GEOMETRY') {
         await pane(data.pane).locator('.monaco-list-row').first().waitFor({ state: 'visible', timeout: 15000 });
@@ -212,6 +228,10 @@ async function main() {
         ack(data.token);
       } else if (kind === 'WATCHED') {
         const body = watches.get(data.pane);
+        // the renderer draws after the extension host is done: wait for the drawing awaited
+        if (data.until) {
+          await pane(data.pane).getByText(data.until, { exact: false }).first().waitFor({ state: 'visible', timeout: 15000 });
+        }
         const seen = await body.evaluate(() => {
           const w = window.__sessiontreeWatch;
           w.observer.disconnect();
