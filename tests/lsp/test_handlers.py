@@ -12,7 +12,7 @@ import inspect
 from typing import Any, get_type_hints
 
 import pytest
-from sessiontree.lsp.features import labels, sessions, tree
+from sessiontree.lsp.features import append, labels, sessions, tree
 from sessiontree.lsp.server import SessionTreeServer
 from sessiontree.lsp.setup import create_server
 from sessiontree_protocol import methods
@@ -51,5 +51,9 @@ async def test_a_handler_can_be_called_directly() -> None:
         got = await tree.entries(server, t.EntriesParams(session=opened.session))
         assert (got.entries, got.total) == ([], 0)
         assert (await labels.labels(server, t.SessionParams(session=opened.session))).labels == []
+        entry = t.CustomEntry(custom_type="x", data={"k": 1})
+        res = await append.append(server, t.AppendParams(session=opened.session, entry=entry))
+        got = await tree.entries(server, t.EntriesParams(session=opened.session))
+        assert [(e["id"], e["type"], e["data"]) for e in got.entries] == [(res.id, "custom", {"k": 1})]
     finally:
         server.end_connection()

@@ -19,6 +19,8 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 
+from sessiontree.core import paths
+
 STATE_DIR_ENV = "SESSIONTREE_STATE_DIR"
 """Environment variable overriding where the daemon keeps its navigation state."""
 
@@ -356,8 +358,6 @@ def parse_options(raw: Any) -> tuple[ServerConfig, list[str]]:
 
 def _inside_agent_dir(path: str, agent_dir: str | None) -> str | None:
     """The agent dir (or its XDG data/state dir) that ``path`` lies in, else None."""
-    from sessiontree.core import paths
-
     target = os.path.realpath(os.path.abspath(path))
     for base in {
         paths.agent_dir_of(agent_dir),

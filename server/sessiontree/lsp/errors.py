@@ -1,4 +1,4 @@
-"""JSON-RPC errors of the daemon and the mapping from core exceptions (PROTOCOL.md "Errors")."""
+"""JSON-RPC errors of the daemon and the mapping from core exceptions (docs/protocol.md "Errors")."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sessiontree_protocol.methods as m
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from sessiontree.core import errors as core_errors
+from sessiontree.core.navigation import SummaryUnavailableError
 
 __all__ = [
     "AccessDenied",
@@ -15,7 +16,6 @@ __all__ = [
     "EntryNotFound",
     "InternalError",
     "InvalidParams",
-    "InvalidRequest",
     "InvalidSessionFile",
     "PersistenceFailed",
     "SummaryUnavailable",
@@ -80,12 +80,6 @@ class InvalidSessionFile(_AppError):
     CODE = m.INVALID_SESSION_FILE
 
 
-class InvalidRequest(_AppError):
-    """-32600: the request cannot be handled as sent (e.g. larger than maxRequestBytes)."""
-
-    CODE = -32600
-
-
 class InternalError(_AppError):
     """-32603: a handler failed unexpectedly; the daemon keeps running."""
 
@@ -107,7 +101,7 @@ def from_core(exc: BaseException) -> JsonRpcException | None:
         return AccessDenied(str(exc), data)
     if isinstance(exc, core_errors.ConflictError):
         return Conflict(str(exc), {"path": exc.path})
-    if type(exc).__name__ == "SummaryUnavailableError":
+    if isinstance(exc, SummaryUnavailableError):
         return SummaryUnavailable(str(exc) or "summary unavailable")
     if isinstance(exc, ValueError):
         # core refusals of a bad argument (e.g. "Invalid entry ID for branching")

@@ -115,7 +115,7 @@ class LiveFollower:
     def _follow_locked(self, session: OpenSession) -> None:
         path = session.path
         current = session.extra.get("live.path")
-        if path == current or getattr(session, "closed", False):
+        if path == current or session.closed:
             return
         if current is not None:
             self._unfollow(session)
@@ -167,9 +167,7 @@ class LiveFollower:
             if session.closed:
                 return [], []
             manager = session.manager
-            events = getattr(manager, "live_events", None)
-            if events is None:
-                return [], []
+            events = manager.live_events
             try:
                 fresh = manager.sync_with_file()
             except AccessDeniedError as exc:

@@ -154,7 +154,7 @@ def session_info(info: Any) -> t.SessionInfo:
         created=_s(iso(info.created)),
         modified=_s(iso(info.modified)),
         title=_s(info.title) or None,
-        parent_session=_s(getattr(info, "parent_session_path", None)) or None,
+        parent_session=_s(info.parent_session_path) or None,
         display_name=_s(info.display_name),
     )
 
@@ -165,32 +165,19 @@ def recent_session(info: Any) -> t.RecentSession:
 
 
 def entry_count(manager: Any) -> int:
-    """Number of entries without materializing them."""
-    index = getattr(manager, "index", None)
-    if index is not None:
-        try:
-            return len(index)
-        except TypeError:
-            pass
-    return len(manager.get_entries())
+    """Number of entries, from the index (nothing materialized)."""
+    return len(manager.index)
 
 
 def last_entry_id(manager: Any) -> str | None:
     """Id of the last entry in file order."""
-    index = getattr(manager, "index", None)
-    if index is not None and hasattr(index, "last"):
-        sk = index.last()
-        return sk.id if sk is not None else None
-    entries = manager.get_entries()
-    return entries[-1]["id"] if entries else None
+    sk = manager.index.last()
+    return sk.id if sk is not None else None
 
 
 def has_entry(manager: Any, entry_id: str) -> bool:
     """True when the id exists in the session."""
-    index = getattr(manager, "index", None)
-    if index is not None:
-        return index.skeleton(entry_id) is not None
-    return manager.get_entry(entry_id) is not None
+    return manager.index.skeleton(entry_id) is not None
 
 
 def require_entry(manager: Any, entry_id: str) -> None:
@@ -202,18 +189,15 @@ def require_entry(manager: Any, entry_id: str) -> None:
 def open_result(handle: str, manager: Any, restored_leaf_id: str | None = None) -> t.OpenResult:
     """The OpenResult of an open manager."""
     path = manager.get_session_file() if manager.is_persisted() else None
-    report = getattr(manager, "load_report", None)
-    migrated = getattr(report, "migrated_from", None)
+    report = manager.load_report
+    migrated = report.migrated_from
     recovered = None
-    if report is not None:
-        skipped = int(getattr(report, "skipped_lines", 0) or 0)
-        torn = bool(getattr(report, "torn_tail", False))
-        if skipped or torn:
-            recovered = t.Recovered(
-                skipped_lines=skipped,
-                torn_tail=torn,
-                quarantined_copy=getattr(report, "quarantined_copy", None),
-            )
+    if report.skipped_lines or report.torn_tail:
+        recovered = t.Recovered(
+            skipped_lines=report.skipped_lines,
+            torn_tail=report.torn_tail,
+            quarantined_copy=report.quarantined_copy,
+        )
     return t.OpenResult(
         session=handle,
         header=wire_safe(dict(manager.get_header() or {})),
@@ -236,10 +220,10 @@ def context_result(ctx: Any, llm_messages: list[dict[str, Any]] | None) -> t.Con
         injected_ttsr_rules=wire_safe(list(ctx.injected_ttsr_rules)),
         mode=_s(ctx.mode),
         mode_data=wire_safe(ctx.mode_data),
-        service_tier=_s(getattr(ctx, "service_tier", None)),
-        active_context_name=_s(getattr(ctx, "active_context_name", None)),
-        active_context_tenant=_s(getattr(ctx, "active_context_tenant", None)),
-        selected_mcp_tool_names=wire_safe(list(getattr(ctx, "selected_mcp_tool_names", []) or [])),
-        has_persisted_mcp_tool_selection=bool(getattr(ctx, "has_persisted_mcp_tool_selection", False)),
+        service_tier=_s(ctx.service_tier),
+        active_context_name=_s(ctx.active_context_name),
+        active_context_tenant=_s(ctx.active_context_tenant),
+        selected_mcp_tool_names=wire_safe(list(ctx.selected_mcp_tool_names)),
+        has_persisted_mcp_tool_selection=bool(ctx.has_persisted_mcp_tool_selection),
         llm_messages=wire_safe(llm_messages),
     )

@@ -1,23 +1,26 @@
-"""Notifications after changes, in one place (PROTOCOL.md "Notifications").
+"""Notifications after changes, in one place (docs/protocol.md "Notifications").
 
 Each helper sends the notification and emits the matching registry event, so that other
-parts (a file watcher in features/watch.py, tests) can hook into local changes through
-`Registry.subscribe`. The watcher sends `did_change(..., source="external")`,
-`did_reload` and `did_change_list` through the same helpers.
+parts (the live follower, tests) can hook into changes through `Registry.subscribe`.
+Changes other processes made go out through the same helpers (features/watch.py):
+`did_change(..., source="external")`, `did_reload` and `did_change_list`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import sessiontree_protocol.methods as m
 import sessiontree_protocol.types as t
 
 from sessiontree.lsp.registry import OpenSession
 
+if TYPE_CHECKING:
+    from sessiontree.lsp.server import SessionTreeServer
+
 
 def did_change(
-    ls: Any,
+    ls: SessionTreeServer,
     session: OpenSession,
     appended: list[t.EntrySummary],
     leaf_id: str | None,
@@ -37,7 +40,7 @@ def did_change(
 
 
 def did_navigate(
-    ls: Any,
+    ls: SessionTreeServer,
     session: OpenSession,
     new_leaf_id: str | None,
     old_leaf_id: str | None,
@@ -58,7 +61,7 @@ def did_navigate(
     ls.registry.emit("navigated", session, new_leaf_id=new_leaf_id, old_leaf_id=old_leaf_id)
 
 
-def did_change_label(ls: Any, session: OpenSession, target_id: str, label: str | None) -> None:
+def did_change_label(ls: SessionTreeServer, session: OpenSession, target_id: str, label: str | None) -> None:
     """`session/didChangeLabel`: a label was set or cleared."""
     ls.notify(
         m.SESSION_DID_CHANGE_LABEL,
@@ -67,12 +70,12 @@ def did_change_label(ls: Any, session: OpenSession, target_id: str, label: str |
     ls.registry.emit("labelled", session, target_id=target_id, label=label)
 
 
-def did_reload(ls: Any, session: OpenSession, reason: str) -> None:
+def did_reload(ls: SessionTreeServer, session: OpenSession, reason: str) -> None:
     """`session/didReload`: the file was replaced or rewritten underneath."""
     ls.notify(m.SESSION_DID_RELOAD, t.DidReloadParams(session=session.handle, reason=reason))
     ls.registry.emit("reloaded", session, reason=reason)
 
 
-def did_change_list(ls: Any, cwd: str | None = None) -> None:
+def did_change_list(ls: SessionTreeServer, cwd: str | None = None) -> None:
     """`session/didChangeList`: session files appeared or vanished."""
     ls.notify(m.SESSION_DID_CHANGE_LIST, t.DidChangeListParams(cwd=cwd))

@@ -1,7 +1,7 @@
 """Open sessions by opaque handle, one lock per session, and the daemon's event hook.
 
 - `Registry.open_path` gives the same handle for the same resolved path (concurrent opens
-  of one path share one load); `close` frees the handle.
+  of one path share one load); `remove` frees the handle.
 - `Registry.call(session, fn, *args)` runs a blocking core call in a worker thread under
   the session's lock, so the event loop stays free (a small request is answered while a
   100 MB open is in progress) and calls on one session never interleave.
@@ -12,10 +12,10 @@
   call on another session waits for at most the calls already running. Session calls
   have their own workers (`session_pool`); session-less work (`run`: loading a file,
   listing, doctor) uses `pool`, so many big opens cannot starve open sessions either.
-- Events: `Registry.subscribe(listener)`; listeners get `RegistryEvent`s
-  ("opened", "closed", "changed", "navigated", "labelled") after local changes. The
-  notification helpers of `sessiontree.lsp.notify` are driven from here; a file watcher
-  (features/watch.py) subscribes to "opened"/"closed" to start and stop following files.
+- Events: `Registry.subscribe(listener)`; listeners get `RegistryEvent`s ("opened",
+  "closed", and after each notification of `sessiontree.lsp.notify`: "changed",
+  "navigated", "labelled", "reloaded"). The live follower (`sessiontree.lsp.follower`)
+  subscribes to start and stop following files and to look at a file after a local write.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class OpenSession:
 
 @attrs.frozen
 class RegistryEvent:
-    """Something happened to an open session (`kind`: opened, closed, changed, navigated, labelled)."""
+    """Something happened to an open session (`kind`: opened, closed, changed, navigated, labelled, reloaded)."""
 
     kind: str
     session: OpenSession

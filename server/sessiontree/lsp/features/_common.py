@@ -27,7 +27,7 @@ PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 def manager_kwargs(ls: SessionTreeServer) -> dict[str, Any]:
     """Keyword arguments every SessionManager constructor gets.
 
-    Files are opened for viewing (DIVERGENCES 11): an open writes nothing (no migration
+    Files are opened for viewing (docs/divergences.md 11): an open writes nothing (no migration
     rewrite); the first change a client asks for writes the migration after a backup copy.
     The daemon has no terminal of its own, so it never writes the agent's breadcrumbs.
     Every read and write of the files goes through the access policy's guard, checked at
@@ -94,9 +94,9 @@ class Progress:
         self.active = False
 
     def _client_supports(self) -> bool:
-        caps = self.ls.client_capabilities
-        window = getattr(caps, "window", None) if caps is not None else None
-        return bool(getattr(window, "work_done_progress", False))
+        caps: lsp.ClientCapabilities | None = self.ls.client_capabilities  # None before initialize
+        window = caps.window if caps is not None else None
+        return bool(window is not None and window.work_done_progress)
 
     async def begin(self, title: str, size: int) -> None:
         """Start reporting (no-op for small jobs without a client token)."""

@@ -10,6 +10,7 @@ from typing import Any
 from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
 
+from sessiontree.core import discovery, paths
 from sessiontree.core.manager import SessionManager
 from sessiontree.lsp import errors, mapping
 from sessiontree.lsp.features._common import (
@@ -74,8 +75,6 @@ async def _register_new(ls: SessionTreeServer, manager: Any) -> OpenSession:
 
 
 def _sessions_root(ls: SessionTreeServer) -> str:
-    from sessiontree.core import paths
-
     return str(paths.sessions_root(ls.config.agent_dir))
 
 
@@ -126,7 +125,7 @@ async def list_sessions(ls: SessionTreeServer, p: t.ListParams) -> t.ListResult:
                 for x in (
                     info.title,
                     info.first_message,
-                    getattr(info, "all_messages_text", ""),
+                    info.all_messages_text,
                     info.path,
                     info.id,
                 )
@@ -140,17 +139,14 @@ async def list_sessions(ls: SessionTreeServer, p: t.ListParams) -> t.ListResult:
 
 
 async def recent_sessions(ls: SessionTreeServer, p: t.RecentParams) -> t.RecentResult:
-    from sessiontree.core.discovery import get_recent_sessions
-    from sessiontree.core.paths import session_dirs_of
-
     cwd = _cwd(ls, p.cwd)
     sdir = _session_dir(ls, p.session_dir)
     # Without a session dir: the cwd's dirs under every encoding (nothing renamed).
-    dirs = [sdir] if sdir is not None else session_dirs_of(cwd, ls.config.agent_dir)
+    dirs = [sdir] if sdir is not None else paths.session_dirs_of(cwd, ls.config.agent_dir)
     limit = max(0, p.limit)
 
     def work() -> list[Any]:
-        found = [info for d in dirs for info in get_recent_sessions(d, limit, ls.access.guard)]
+        found = [info for d in dirs for info in discovery.get_recent_sessions(d, limit, ls.access.guard)]
         found.sort(key=lambda i: i.mtime, reverse=True)
         return found[:limit]
 

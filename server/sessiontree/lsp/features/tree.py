@@ -11,6 +11,7 @@ from sessiontree_protocol import types as t
 
 from sessiontree.core import view as core_view
 from sessiontree.core.errors import EntryNotFoundError
+from sessiontree.core.format.persistence import resolve_blob_refs
 from sessiontree.lsp import mapping
 from sessiontree.lsp.handlers import register
 from sessiontree.lsp.server import SessionTreeServer
@@ -119,8 +120,6 @@ async def entry(ls: SessionTreeServer, p: t.EntryParams) -> t.EntryResult:
             raise EntryNotFoundError(p.id)
         if p.resolve_blobs:
             e = copy.deepcopy(e)
-            from sessiontree.core.format.persistence import resolve_blob_refs
-
             resolve_blob_refs(e, session.manager._blob_store())
         return t.EntryResult(entry=mapping.wire_safe(e))
 
