@@ -12,14 +12,13 @@ from typing import Any
 import pytest
 from sessiontree.core.errors import BlobError
 from sessiontree.core.format.blobs import BlobStore, make_blob_ref, parse_blob_ref
+from sessiontree.core.format.jscompat import utf16_length
 from sessiontree.core.format.jsonl import dumps_line, parse_session_entries
 from sessiontree.core.format.persistence import (
     TRUNCATION_NOTICE,
-    decode_base64_lenient,
     prepare_entry_for_persistence,
     resolve_blob_refs,
     serialize_entry_for_persistence,
-    utf16_length,
 )
 from sessiontree.core.storage import MemorySessionStorage
 from shared_data import real_v1_session
@@ -285,14 +284,6 @@ def test_without_a_blob_store_nothing_is_externalized() -> None:
     data = png_b64(2000)
     entry = {"content": [{"type": "image", "data": data}], "image_url": "data:image/png;base64,AA"}
     assert prepare_entry_for_persistence(entry, None) is entry
-
-
-def test_lenient_base64_decoding() -> None:
-    assert decode_base64_lenient("aGVsbG8=") == b"hello"
-    assert decode_base64_lenient("aGVsbG8") == b"hello"
-    assert decode_base64_lenient("aGVs\nbG8=") == b"hello"
-    assert decode_base64_lenient("-_8") == base64.urlsafe_b64decode("-_8=")
-    assert decode_base64_lenient("aGVsbG8=garbage") == b"hello"
 
 
 # ------------------------------------------------------------------ resolution on load

@@ -11,7 +11,6 @@ from sessiontree.core.context import (
     LAST_ENTRY,
     SessionContext,
     build_session_context,
-    js_date_parse,
     path_to_leaf,
 )
 
@@ -312,24 +311,3 @@ def test_by_id_is_used_and_entries_only_for_fallback() -> None:
 
     ctx = build_session_context(NoIter(entries), "b", by_id)
     assert texts(ctx) == ["user:x", "user:y"]
-
-
-@pytest.mark.parametrize(
-    ("text", "ms"),
-    [
-        ("2026-01-01T00:00:00.000Z", TS_MS),
-        ("2026-01-01T00:00:00Z", TS_MS),
-        ("2026-01-01T00:00:00.1234Z", TS_MS + 123),
-        ("2026-01-01T01:00:00.000+01:00", TS_MS),
-        ("2026-01-01", TS_MS),
-        ("2026-01", TS_MS),
-        ("2026", TS_MS),
-        ("2025-12-31T24:00:00Z", TS_MS),
-        ("+002026-01-01T00:00:00Z", TS_MS),
-        ("not a date", None),
-        ("2026-13-01T00:00:00Z", None),
-        ("", None),
-    ],
-)
-def test_js_date_parse(text: str, ms: int | None) -> None:
-    assert js_date_parse(text) == ms

@@ -15,21 +15,17 @@ own entries (or with the path it already knows, through `context_from_path`).
 
 from __future__ import annotations
 
-import calendar
-import re
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Final
+
+from .format.jscompat import date_ms, js_get, js_string
 
 __all__ = [
     "LAST_ENTRY",
     "SessionContext",
     "build_session_context",
     "context_from_path",
-    "entry_timestamp_ms",
-    "js_date_parse",
     "path_to_leaf",
     "provider_payload",
 ]
@@ -94,116 +90,6 @@ class SessionContext:
         return out
 
 
-# --- JS Date.parse -------------------------------------------------------------------
-
-_ISO_RE = re.compile(
-    r"^(?P<year>[+-]\d{6}|\d{4})"
-    r"(?:-(?P<month>\d\d)(?:-(?P<day>\d\d))?)?"
-    r"(?:T(?P<hour>\d\d):(?P<minute>\d\d)(?::(?P<second>\d\d)(?:[.,](?P<frac>\d+))?)?"
-    r"(?P<tz>Z|[+-]\d\d:?\d\d)?)?$",
-    re.IGNORECASE,
-)
-_LOCAL_RE = re.compile(
-    r"^(?P<year>\d{4})-(?P<month>\d\d)-(?P<day>\d\d)[ T](?P<hour>\d\d):(?P<minute>\d\d)"
-    r"(?::(?P<second>\d\d)(?:\.(?P<frac>\d+))?)?$"
-)
-_DAYS_IN_MONTH = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-_MAX_TIME_MS = 8.64e15
-
-
-def _utc_ms(year: int, month: int, day: int, hour: int, minute: int, second: int, ms: int) -> int:
-    # calendar.timegm handles any proleptic Gregorian year datetime supports; compute days
-    # ourselves so that years outside 1..9999 (the ±YYYYYY form) also work.
-    days = _days_from_civil(year, month, day)
-    return ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + ms
-
-
-def _days_from_civil(y: int, m: int, d: int) -> int:
-    # Howard Hinnant's algorithm: days since 1970-01-01 of a proleptic Gregorian date.
-    y -= m <= 2
-    era = (y if y >= 0 else y - 399) // 400
-    yoe = y - era * 400
-    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-def js_date_parse(value: str) -> int | None:
-    """Epoch milliseconds of an ISO-8601 string the way JS ``Date.parse`` reads it.
-
-    ``None`` where JS gives ``NaN``. The ECMAScript date-time format is supported in full
-    (``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD`` as UTC; a date-time without an offset as local
-    time; ``Z`` or ``±HH:MM``; 1-9 fraction digits truncated to milliseconds; ``24:00``;
-    the extended years ``±YYYYYY``), plus the common ``YYYY-MM-DD HH:MM[:SS]`` local form.
-    """
-    s = value.strip()
-    m = _ISO_RE.match(s)
-    local = False
-    if m is None:
-        m = _LOCAL_RE.match(s)
-        if m is None:
-            return None
-        local = True
-    g = m.groupdict()
-    year_s = g["year"]
-    if year_s == "-000000":
-        return None
-    year = int(year_s)
-    month = int(g["month"] or 1)
-    day = int(g.get("day") or 1)
-    hour = int(g["hour"] or 0)
-    minute = int(g["minute"] or 0)
-    second = int(g["second"] or 0)
-    frac = g["frac"] or ""
-    ms = int((frac + "00")[:3]) if frac else 0
-    if not 1 <= month <= 12 or not 1 <= day <= _DAYS_IN_MONTH[month - 1]:
-        return None
-    if month == 2 and day == 29 and not (year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)):
-        return None
-    if hour > 24 or minute > 59 or second > 59 or (hour == 24 and (minute or second or ms)):
-        return None
-    tz = g.get("tz")
-    if tz is None and g["hour"] is not None:
-        local = True
-    total = _utc_ms(year, month, day, hour, minute, second, ms)
-    if local:
-        total -= _local_offset_ms(total)
-    elif tz and tz.upper() != "Z":
-        sign = 1 if tz[0] == "+" else -1
-        digits = tz[1:].replace(":", "")
-        oh, om = int(digits[:2]), int(digits[2:])
-        if oh > 23 or om > 59:
-            return None
-        total -= sign * (oh * 60 + om) * 60_000
-    if abs(total) > _MAX_TIME_MS:
-        return None
-    return total
-
-
-def _local_offset_ms(wall_ms: int) -> int:
-    # Offset of local time from UTC at the given wall-clock time (best effort; outside the
-    # range the platform supports, the current offset is used).
-    try:
-        secs = wall_ms // 1000
-        lt = time.localtime(secs)
-        guess = calendar.timegm(lt) - secs
-        lt2 = time.localtime(secs - guess)
-        return (calendar.timegm(lt2) - (secs - guess)) * 1000
-    except (OverflowError, OSError, ValueError):
-        return int(datetime.now().astimezone().utcoffset().total_seconds() * 1000)  # type: ignore[union-attr]
-
-
-def entry_timestamp_ms(ts: Any) -> int | float | None:
-    """``new Date(ts).getTime()`` for an entry's timestamp (``None`` stands for NaN)."""
-    if isinstance(ts, bool):
-        return None
-    if isinstance(ts, int | float):
-        return ts
-    if isinstance(ts, str):
-        return js_date_parse(ts)
-    return None
-
-
 # --- the path -------------------------------------------------------------------------
 
 
@@ -252,24 +138,12 @@ def path_to_leaf(
 # --- state and messages ---------------------------------------------------------------
 
 
-def _js_str(v: Any) -> str:
-    if v is None:
-        return "undefined"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
-
-
 def _custom_message(entry: Mapping[str, Any]) -> dict[str, Any]:
     msg: dict[str, Any] = {"role": "custom"}
     for key in ("customType", "content", "display", "details", "attribution"):
         if key in entry:  # a missing key is JS undefined, left out; null stays null
             msg[key] = entry[key]
-    msg["timestamp"] = entry_timestamp_ms(entry.get("timestamp"))
+    msg["timestamp"] = date_ms(entry.get("timestamp"))
     return msg
 
 
@@ -289,7 +163,7 @@ def _append_message(entry: Mapping[str, Any], out: list[dict[str, Any]]) -> None
                     "role": "branchSummary",
                     "summary": summary,
                     "fromId": entry.get("fromId"),
-                    "timestamp": entry_timestamp_ms(entry.get("timestamp")),
+                    "timestamp": date_ms(entry.get("timestamp")),
                 }
             )
 
@@ -337,7 +211,9 @@ def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
                 and message.get("role") == "assistant"
                 and not has_default_model_change
             ):
-                ctx.models["default"] = f"{_js_str(message.get('provider'))}/{_js_str(message.get('model'))}"
+                ctx.models["default"] = (
+                    f"{js_string(js_get(message, 'provider'))}/{js_string(js_get(message, 'model'))}"
+                )
         elif etype == "context_change":
             ctx.active_context_name = entry.get("contextName")
             ctx.active_context_tenant = entry.get("tenant")
@@ -372,7 +248,7 @@ def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
                 summary_msg[key] = comp[key]
         if payload is not None:
             summary_msg["providerPayload"] = payload
-        summary_msg["timestamp"] = entry_timestamp_ms(comp.get("timestamp"))
+        summary_msg["timestamp"] = date_ms(comp.get("timestamp"))
         messages.append(summary_msg)
         if payload is None:
             first_kept = comp.get("firstKeptEntryId")

@@ -29,6 +29,7 @@ from typing import Any
 import msgspec
 import orjson
 
+from .format.jscompat import js_trim
 from .format.jsonl import scrub_text
 from .guard import PathGuard
 
@@ -242,7 +243,7 @@ def _iso(dt: datetime) -> str:
 
 
 def _sanitize_first_line(s: str) -> str:
-    return _CONTROL.sub("", s.split("\n", 1)[0]).strip()
+    return js_trim(_CONTROL.sub("", s.split("\n", 1)[0]))
 
 
 def _first_text(content: Any) -> str | None:
@@ -487,10 +488,10 @@ def _summarize_fd(fd: int, st: os.stat_result, with_text: bool = False) -> _Summ
     created_ms: float | None = None
     ts = header.get("timestamp")
     if ts is not None:
-        from .index import parse_timestamp_ms
+        from .format.jscompat import date_ms
 
-        ms = parse_timestamp_ms(ts)
-        created_ms = ms if ms == ms else None
+        ms = date_ms(ts)
+        created_ms = float(ms) if ms is not None else None
     cwd = header.get("cwd")
     parent = header.get("parentSession")
     # A lone surrogate (a JavaScript writer cut a string inside an emoji) is shown as U+FFFD,

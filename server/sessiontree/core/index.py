@@ -27,12 +27,13 @@ from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from functools import cmp_to_key
 from typing import Any
 
 import msgspec
 import orjson
+
+from .format.jscompat import JS_WHITESPACE, date_ms, js_trim
 
 __all__ = [
     "STATE_ENTRY_TYPES",
@@ -43,7 +44,6 @@ __all__ = [
     "UsageTotals",
     "compute_has_text",
     "gc_paused",
-    "parse_timestamp_ms",
     "scan_clean",
     "skeleton_from_dict",
 ]
@@ -210,18 +210,19 @@ class _JBlock(msgspec.Struct, gc=False):
 
 
 _CONTENT_DECODER = msgspec.json.Decoder(list[_JBlock] | str | None)
-_WS = frozenset(b" \t\n\r\x0b\x0c")
+# The ASCII part of JS whitespace: a first byte outside it starts visible text.
+_WS = frozenset(c for c in JS_WHITESPACE.encode() if c < 128)
 
 
 def compute_has_text(content: Any) -> bool:
     """Whether assistant content has a text block with non-whitespace text."""
     if isinstance(content, str):
-        return bool(content.strip())
+        return bool(js_trim(content))
     if isinstance(content, list):
         for block in content:
             if isinstance(block, dict) and block.get("type") == "text":
                 text = block.get("text")
-                if isinstance(text, str) and text.strip():
+                if isinstance(text, str) and js_trim(text):
                     return True
     return False
 
@@ -247,7 +248,7 @@ def _raw_has_text(raw: msgspec.Raw) -> bool:
     except msgspec.DecodeError:
         return _slow_has_text(raw)
     if isinstance(content, str):
-        return bool(content.strip())
+        return bool(js_trim(content))
     if not content:
         return False
     for block in content:
@@ -263,7 +264,7 @@ def _raw_has_text(raw: msgspec.Raw) -> bool:
             text = orjson.loads(t)
         except orjson.JSONDecodeError:
             continue
-        if isinstance(text, str) and text.strip():
+        if isinstance(text, str) and js_trim(text):
             return True
     return False
 
@@ -494,26 +495,6 @@ def _mask_surrogates(data: bytes, start: int, stop: int, lines: dict[int, Any]) 
 
 
 # --- timestamps ----------------------------------------------------------------------------
-
-
-def parse_timestamp_ms(ts: Any) -> float:
-    """`new Date(ts).getTime()` for the timestamp forms that occur; NaN when invalid."""
-    if isinstance(ts, bool):
-        return math.nan
-    if isinstance(ts, int | float):
-        return float(ts)
-    if not isinstance(ts, str) or not ts:
-        return math.nan
-    s = ts.strip()
-    try:
-        dt = datetime.fromisoformat(s)
-        if len(s) == 10:  # date only: UTC midnight in JS
-            dt = dt.replace(tzinfo=UTC)
-    except ValueError:
-        return math.nan
-    if dt.tzinfo is None:
-        return dt.timestamp() * 1000.0  # local time, as JS does for date-time forms
-    return dt.timestamp() * 1000.0
 
 
 def _cmp_pair(a: tuple[float, str], b: tuple[float, str]) -> int:
@@ -796,8 +777,8 @@ class EntryIndex:
     def _ts_of(self, eid: str) -> float:
         v = self._ts.get(eid)
         if v is None:
-            sk = self._by_id[eid]
-            v = parse_timestamp_ms(sk.timestamp)
+            ms = date_ms(self._by_id[eid].timestamp)
+            v = math.nan if ms is None else float(ms)
             self._ts[eid] = v
         return v
 

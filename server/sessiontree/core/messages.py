@@ -40,6 +40,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from sessiontree.core.format.jscompat import js_get, js_string
 from sessiontree.core.prompt_format import format_prompt
 
 __all__ = [
@@ -69,23 +70,10 @@ COMPACTION_SUMMARY_TEMPLATE = (
 INTERRUPTED_TOOL_RESULT_TEXT = "Tool execution was interrupted (session recovery)."
 
 
-def _js_str(v: Any) -> str:
-    """``String(v)`` for template interpolation of JSON values."""
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
-        return str(int(v))
-    return str(v)
-
-
 def _render(template: str, summary: Any) -> str:
     # The reference renders with Handlebars (noEscape): a missing value renders empty, any
     # other is inserted verbatim; then its renderer formats the whole text.
-    return format_prompt(template.replace("{summary}", "" if summary is None else _js_str(summary)))
+    return format_prompt(template.replace("{summary}", "" if summary is None else js_string(summary)))
 
 
 def branch_summary_text(summary: Any) -> str:
@@ -106,25 +94,25 @@ def _nonzero_exit(code: Any) -> bool:
 
 def bash_execution_to_text(msg: dict[str, Any]) -> str:
     """The user text of a ``bashExecution`` message."""
-    text = f"Ran `{_js_str(msg.get('command'))}`\n"
+    text = f"Ran `{js_string(js_get(msg, 'command'))}`\n"
     output = msg.get("output")
-    text += f"```\n{_js_str(output)}\n```" if output else "(no output)"
+    text += f"```\n{js_string(output)}\n```" if output else "(no output)"
     if msg.get("cancelled"):
         text += "\n\n(command cancelled)"
     elif _nonzero_exit(msg.get("exitCode")):
-        text += f"\n\nCommand exited with code {_js_str(msg.get('exitCode'))}"
+        text += f"\n\nCommand exited with code {js_string(msg.get('exitCode'))}"
     return text
 
 
 def python_execution_to_text(msg: dict[str, Any]) -> str:
     """The user text of a ``pythonExecution`` message."""
-    text = f"Ran Python:\n```python\n{_js_str(msg.get('code'))}\n```\n"
+    text = f"Ran Python:\n```python\n{js_string(js_get(msg, 'code'))}\n```\n"
     output = msg.get("output")
-    text += f"Output:\n```\n{_js_str(output)}\n```" if output else "(no output)"
+    text += f"Output:\n```\n{js_string(output)}\n```" if output else "(no output)"
     if msg.get("cancelled"):
         text += "\n\n(execution cancelled)"
     elif _nonzero_exit(msg.get("exitCode")):
-        text += f"\n\nExecution failed with code {_js_str(msg.get('exitCode'))}"
+        text += f"\n\nExecution failed with code {js_string(msg.get('exitCode'))}"
     return text
 
 
@@ -133,8 +121,8 @@ def file_mention_text(files: Iterable[dict[str, Any]]) -> str:
     parts = []
     for f in files:
         content = f.get("content")
-        inner = f"\n{_js_str(content)}\n" if content else "\n"
-        parts.append(f'<file path="{_js_str(f.get("path"))}">{inner}</file>')
+        inner = f"\n{js_string(content)}\n" if content else "\n"
+        parts.append(f'<file path="{js_string(js_get(f, "path"))}">{inner}</file>')
     return "<system-reminder>\n" + "\n\n".join(parts) + "\n</system-reminder>"
 
 
@@ -150,7 +138,9 @@ def _pruned_content(m: dict[str, Any]) -> Any:
     if m.get("prunedAt") is None:
         return content
     blocks = content if isinstance(content, list) else []
-    text = "".join(_js_str(b.get("text")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+    text = "".join(
+        js_string(js_get(b, "text")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+    )
     return [{"type": "text", "text": text or "[Output truncated]"}]
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from sessiontree.core.format.jscompat import JS_LINE_TERMINATORS, JS_WHITESPACE
+from sessiontree.core.format.jscompat import JS_LINE_TERMINATORS, JS_WHITESPACE, js_trim
 
 __all__ = ["format_prompt"]
 
@@ -43,18 +43,14 @@ _TABLE_ROW: Final = re.compile(rf"\|{_DOT}*\|\Z")
 _TABLE_SEP: Final = re.compile(rf"\|[-:{re.escape(JS_WHITESPACE)}|]+\|\Z")
 
 
-def _trim(s: str) -> str:
-    return s.strip(JS_WHITESPACE)
-
-
 def _compact_table_row(line: str) -> str:
-    return "|".join(_trim(c) for c in line.split("|"))
+    return "|".join(js_trim(c) for c in line.split("|"))
 
 
 def _compact_table_sep(line: str) -> str:
     cells = []
     for c in line.split("|"):
-        t = _trim(c)
+        t = js_trim(c)
         if not t:
             continue
         left, right = t.startswith(":"), t.endswith(":")
@@ -77,7 +73,7 @@ def format_prompt(content: str) -> str:
         if in_code_block:
             result.append(line)
             continue
-        trimmed = _trim(line)
+        trimmed = js_trim(line)
         indent = line[: len(line) - len(start)]
         if _CLOSING_XML.match(start):
             pass
@@ -87,8 +83,8 @@ def format_prompt(content: str) -> str:
             line = indent + _compact_table_row(start)
 
         if not trimmed:
-            prev_line = _trim(result[-1]) if result else ""
-            next_line = _trim(lines[i + 1]) if i + 1 < len(lines) else ""
+            prev_line = js_trim(result[-1]) if result else ""
+            next_line = js_trim(lines[i + 1]) if i + 1 < len(lines) else ""
             if (
                 _LIST_ITEM.match(next_line)
                 or _OPENING_XML.match(prev_line)
@@ -98,10 +94,10 @@ def format_prompt(content: str) -> str:
                 continue
 
         if _CLOSING_XML.match(trimmed):
-            while result and not _trim(result[-1]):
+            while result and not js_trim(result[-1]):
                 result.pop()
         result.append(line)
 
-    while result and not _trim(result[-1]):
+    while result and not js_trim(result[-1]):
         result.pop()
     return "\n".join(result)

@@ -25,21 +25,19 @@ through the exact hand-written scanner, from that line on.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 import orjson
+
+from .jscompat import js_int_literal, json_stringify
 
 __all__ = [
     "DroppedLine",
     "ParseReport",
     "dumps_line",
-    "js_number",
-    "js_string",
     "load_entries_from_file",
     "loads_line",
     "mask_lone_surrogate_escapes",
@@ -50,7 +48,6 @@ __all__ = [
 ]
 
 _BOM = b"\xef\xbb\xbf"
-_SAFE_INT = 2**53
 
 _WS = re.compile(rb"[ \t\r\n]*")
 _HWS = re.compile(rb"[ \t\r]*")
@@ -255,23 +252,6 @@ def _has_surrogate(value: Any) -> bool:
 # ---------------------------------------------------------------------------- numbers
 
 
-def _js_round_float(f: float) -> int | float:
-    """A double as the value JS prints for it: an int below 1e21, else the float."""
-    if math.isinf(f) or abs(f) >= 1e21:
-        return f
-    return int(Decimal(repr(f)))
-
-
-def _js_int_literal(text: str | bytes) -> int | float:
-    """An integer literal as JS reads it (a double, kept as int where it prints as one)."""
-    if len(text) <= 17:
-        value = int(text)
-        if -_SAFE_INT <= value <= _SAFE_INT:
-            return value
-    # float() of a decimal string is correctly rounded and has no digit limit.
-    return _js_round_float(float(text))
-
-
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -280,7 +260,7 @@ def _stdlib_line(line: bytes) -> Any:
     """Parse one line with exact JS number semantics (used for lines with long digit runs)."""
     return json.loads(
         line.decode("utf-8"),
-        parse_int=_js_int_literal,
+        parse_int=js_int_literal,
         parse_constant=_reject_constant,
     )
 
@@ -349,7 +329,7 @@ class _Scanner:
                 return _INCOMPLETE, None, n
             return _ERROR, None, i
         if m.group(1) is None and m.group(2) is None:
-            return _OK, _js_int_literal(span), k
+            return _OK, js_int_literal(span), k
         return _OK, float(span), k
 
     def literal(self, i: int) -> tuple[int, Any, int]:
@@ -604,109 +584,13 @@ def load_entries_from_file(path: str) -> list[Any]:
 _SUSPECT_NUMBER = re.compile(rb"(?:^|[:,\[])-?[0-9]+(?:\.0(?![0-9])|(?:\.[0-9]+)?e)")
 _PROBE_INTEGRAL = re.compile(rb"\.0[,\]}]")
 _PROBE_NEG_EXP = re.compile(rb"e-[0-9]")
-_ESCAPE_CHARS = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
-_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def js_number(value: float | int) -> str:
-    """Format a number exactly as JS ``Number.prototype.toString`` (and JSON.stringify) does.
-
-    Non-finite values give ``null`` as in JSON.stringify.
-    """
-    if isinstance(value, int):
-        return str(value)
-    if value != value or value in (math.inf, -math.inf):
-        return "null"
-    if value == 0:
-        return "0"
-    sign = "-" if value < 0 else ""
-    mantissa, _, exp = repr(abs(value)).partition("e")
-    int_part, _, frac_part = mantissa.partition(".")
-    digits = int_part + frac_part
-    exp10 = (int(exp) if exp else 0) - len(frac_part)
-    stripped = digits.rstrip("0")
-    exp10 += len(digits) - len(stripped)
-    s = stripped.lstrip("0")
-    k = len(s)
-    n = k + exp10  # value = 0.s * 10**n
-    if k <= n <= 21:
-        body = s + "0" * (n - k)
-    elif 0 < n <= 21:
-        body = s[:n] + "." + s[n:]
-    elif -6 < n <= 0:
-        body = "0." + "0" * (-n) + s
-    else:
-        e = n - 1
-        esign = "+" if e >= 0 else "-"
-        body = (s if k == 1 else s[0] + "." + s[1:]) + "e" + esign + str(abs(e))
-    return sign + body
-
-
-def _escape_char(m: re.Match[str]) -> str:
-    ch = m.group()
-    short = _SHORT_ESCAPES.get(ch)
-    return short if short is not None else f"\\u{ord(ch):04x}"
-
-
-def js_string(value: str) -> str:
-    """A string literal exactly as JSON.stringify writes it (lone surrogates as ``\\udxxx``)."""
-    if _SURROGATE.search(value):
-        # Python keeps the halves of a pair as two code points; JS sees one character.
-        value = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-    return '"' + _ESCAPE_CHARS.sub(_escape_char, value) + '"'
-
-
-def _encode(obj: Any, out: list[str], depth: int) -> None:
-    if depth > 10_000:
-        raise ValueError("value nested too deeply to serialize")
-    if obj is None:
-        out.append("null")
-    elif obj is True:
-        out.append("true")
-    elif obj is False:
-        out.append("false")
-    elif isinstance(obj, str):
-        out.append(js_string(obj))
-    elif isinstance(obj, int | float):
-        out.append(js_number(obj))
-    elif isinstance(obj, dict):
-        out.append("{")
-        first = True
-        for key, val in obj.items():
-            if isinstance(key, str):
-                k = key
-            elif isinstance(key, int | float) and not isinstance(key, bool):
-                k = js_number(key)
-            else:
-                raise TypeError(f"dict key must be str, not {type(key).__name__}")
-            if not first:
-                out.append(",")
-            first = False
-            out.append(js_string(k))
-            out.append(":")
-            _encode(val, out, depth + 1)
-        out.append("}")
-    elif isinstance(obj, list | tuple):
-        out.append("[")
-        for idx, val in enumerate(obj):
-            if idx:
-                out.append(",")
-            _encode(val, out, depth + 1)
-        out.append("]")
-    else:
-        raise TypeError(f"{type(obj).__name__} is not JSON serializable")
+_dumps_fast: Callable[[Any], bytes] = orjson.dumps
 
 
 def _dumps_slow(obj: Any) -> bytes:
-    out: list[str] = []
-    try:
-        _encode(obj, out, 0)
-    except RecursionError as exc:
-        raise ValueError("value nested too deeply to serialize") from exc
-    return "".join(out).encode("utf-8")
-
-
-_dumps_fast: Callable[[Any], bytes] = orjson.dumps
+    # The file keeps its keys in their order (no JS integer-key reordering), and a value
+    # that is not JSON is an error, not a string.
+    return json_stringify(obj, js_key_order=False, strict=True).encode("utf-8")
 
 
 def needs_js_number_fixup(out: bytes) -> bool:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Container
 from typing import Any, Protocol
 
 from ..ids import IdSource
+from .jscompat import to_number
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
@@ -126,23 +127,6 @@ def find_header(entries: list[Any]) -> dict[str, Any] | None:
     return None
 
 
-def _js_number(value: object) -> float:
-    """``value`` as JS relational operators coerce it (NaN when it is not numeric)."""
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        text = value.strip()
-        if not text:
-            return 0.0
-        try:
-            return float(text)
-        except ValueError:
-            return math.nan
-    return math.nan
-
-
 def session_version(entries: list[Any]) -> float:
     """The header's version as a number; a missing header or version (or null) means 1.
 
@@ -151,7 +135,7 @@ def session_version(entries: list[Any]) -> float:
     """
     header = find_header(entries)
     version = header.get("version") if header is not None else None
-    return 1.0 if version is None else _js_number(version)
+    return 1.0 if version is None else to_number(version)
 
 
 def migrate_v1_to_v2(entries: list[Any], new_id: NewId | None = None) -> None:

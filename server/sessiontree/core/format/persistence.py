@@ -18,13 +18,12 @@ On load: blob references are resolved (`resolve_blob_refs`, in place, after the 
 from __future__ import annotations
 
 import base64
-import binascii
-import re
 from typing import Any
 
 import orjson
 
 from .blobs import BLOB_REF_BYTES, BlobStore, make_blob_ref, parse_blob_ref
+from .jscompat import decode_base64_lenient, js_utf8, utf16_length
 from .jsonl import dumps_line, needs_js_number_fixup
 
 __all__ = [
@@ -33,14 +32,11 @@ __all__ = [
     "SIGNATURE_KEYS",
     "TRUNCATION_NOTICE",
     "clean_openai_replay",
-    "decode_base64_lenient",
     "has_blob_ref",
-    "js_utf8",
     "prepare_entry_for_persistence",
     "resolve_blob_refs",
     "serialize_entry_for_persistence",
     "truncate_string",
-    "utf16_length",
 ]
 
 MAX_PERSISTED_STRING_LENGTH = 500_000
@@ -48,19 +44,10 @@ TRUNCATION_NOTICE = "\n\n[Session persistence truncated large content]"
 BLOB_EXTERNALIZE_THRESHOLD = 1024
 SIGNATURE_KEYS = frozenset({"thinkingSignature", "thoughtSignature", "textSignature"})
 _STRIPPED_KEYS = frozenset({"partialJson", "jsonlEvents"})
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/]")
 
 # Substrings without which the transform cannot change anything (checked on a quick
 # serialization first, so that clean entries skip the recursive walk).
 _PROBES = (b"partialJson", b"jsonlEvents", b"data:image/", b'"image"')
-
-
-def utf16_length(value: str) -> int:
-    """The JS ``length`` of ``value`` (UTF-16 code units)."""
-    if value.isascii():
-        return len(value)
-    return len(value.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def truncate_string(value: str) -> str:
@@ -72,30 +59,6 @@ def truncate_string(value: str) -> str:
     if len(units) >= 2 and 0xD8 <= units[-1] <= 0xDB:
         units = units[:-2]
     return units.decode("utf-16-le", "surrogatepass") + TRUNCATION_NOTICE
-
-
-def js_utf8(value: str) -> bytes:
-    """UTF-8 bytes as Node's ``Buffer.from(s, "utf8")``: lone surrogates become U+FFFD."""
-    if _SURROGATE.search(value):
-        value = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return value.encode("utf-8")
-
-
-def decode_base64_lenient(value: str) -> bytes:
-    """Decode base64 as leniently as Node's ``Buffer.from(s, "base64")``.
-
-    URL-safe characters are accepted, anything outside the alphabet is ignored, decoding
-    stops at the first ``=``, and missing padding is tolerated.
-    """
-    text = value.split("=", 1)[0].replace("-", "+").replace("_", "/")
-    text = _NOT_BASE64.sub("", text)
-    if len(text) % 4 == 1:
-        text = text[:-1]
-    text += "=" * (-len(text) % 4)
-    try:
-        return base64.b64decode(text)
-    except (binascii.Error, ValueError):
-        return b""
 
 
 def _is_data_url(value: str) -> bool:

@@ -28,6 +28,7 @@ from ..discovery import (
     list_sessions_of_dirs,
 )
 from ..errors import EntryNotFoundError, PersistError
+from ..format.jscompat import js_trim
 from ..format.persistence import clean_openai_replay, has_blob_ref, resolve_blob_refs
 from ..ids import Clock, IdSource
 from ..index import EntryIndex, gc_paused
@@ -55,7 +56,7 @@ _SPACES = re.compile(" +")
 
 def sanitize_session_name(name: str) -> str:
     """Control characters become spaces, runs of spaces collapse, the result is trimmed."""
-    return _SPACES.sub(" ", _CONTROL.sub(" ", name)).strip()
+    return js_trim(_SPACES.sub(" ", _CONTROL.sub(" ", name)))
 
 
 class SessionManager(Moves, Entries):
