@@ -134,7 +134,7 @@ def sc_open(path: str) -> dict:
     # What a running daemon has loaded already: the lazily imported storage and paths
     # modules are process start-up, not part of opening a file.
     import sessiontree.core.paths
-    import sessiontree.core.storage  # noqa: F401
+    import sessiontree.core.store  # noqa: F401
     from sessiontree.core import SessionManager
 
     t, mgr = timed(lambda: SessionManager.open(path), key="open")

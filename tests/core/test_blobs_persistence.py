@@ -20,7 +20,7 @@ from sessiontree.core.format.persistence import (
     resolve_blob_refs,
     serialize_entry_for_persistence,
 )
-from sessiontree.core.storage import MemorySessionStorage
+from sessiontree.core.store import MemorySessionStorage
 from shared_data import real_v1_session
 
 LIMIT = 500_000

@@ -21,7 +21,7 @@ from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.index import gc_paused
 from sessiontree.core.manager import SessionManager, SessionTreeNode
 from sessiontree.core.paths import PathEnv
-from sessiontree.core.storage import FileSessionStorage
+from sessiontree.core.store import FileSessionStorage
 from sessiontree.core.view import entry_summaries_bulk, entry_summary
 from sessiontree.lsp import mapping
 from sessiontree.lsp.features.tree import tree_json

@@ -9,7 +9,7 @@ import orjson
 import pytest
 from sessiontree.core.manager import SessionManager
 from sessiontree.core.session import loading as mm
-from sessiontree.core.storage import FileSessionStorage
+from sessiontree.core.store import FileSessionStorage
 
 
 def write_session(path: Path, n: int, tail: bytes = b"") -> None:

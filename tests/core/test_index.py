@@ -14,7 +14,7 @@ from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.index import IndexCache, compute_has_text, scan_clean
 from sessiontree.core.manager import SessionManager
 from sessiontree.core.paths import PathEnv
-from sessiontree.core.storage import FileSessionStorage
+from sessiontree.core.store import FileSessionStorage
 
 HEADER = {"type": "session", "version": 3, "id": "sess", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}
 

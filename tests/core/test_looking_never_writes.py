@@ -21,7 +21,7 @@ from sessiontree.core.format.backups import copy_path, is_copy_name
 from sessiontree.core.format.migrations import migrate_session_entries
 from sessiontree.core.manager import SessionManager
 from sessiontree.core.paths import PathEnv
-from sessiontree.core.storage import lock_file_path
+from sessiontree.core.store import lock_file_path
 from shared_data import real_v1_session
 
 

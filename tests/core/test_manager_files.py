@@ -15,7 +15,7 @@ from sessiontree.core.format.blobs import BlobStore
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.manager import SessionManager
 from sessiontree.core.paths import PathEnv
-from sessiontree.core.storage import FileSessionStorage
+from sessiontree.core.store import FileSessionStorage
 from shared_data import real_v1_session
 
 

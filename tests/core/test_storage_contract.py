@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 from sessiontree.core.errors import LockTimeoutError
 from sessiontree.core.format.jsonl import parse_session_entries
-from sessiontree.core.guard import RootsGuard
 from sessiontree.core.ids import FixedClock, IdSource
-from sessiontree.core.storage import (
+from sessiontree.core.store import (
     TORN_LINE_BREAKER,
     FaultInjectingStorage,
     FileSessionStorage,
@@ -29,6 +28,7 @@ from sessiontree.core.storage import (
     lock_file_path,
     separator_after,
 )
+from sessiontree.core.store.guard import RootsGuard
 
 
 @dataclass
@@ -457,7 +457,7 @@ def test_lock_excludes_another_process(tmp_path: Path) -> None:
     f = str(tmp_path / "s.jsonl")
     storage = FileSessionStorage()
     code = (
-        "import sys\nfrom sessiontree.core.storage import FileSessionStorage\n"
+        "import sys\nfrom sessiontree.core.store import FileSessionStorage\n"
         "from sessiontree.core.errors import LockTimeoutError\n"
         "try:\n    ctx = FileSessionStorage().lock(sys.argv[1], timeout=0.1)\n    ctx.__enter__()\n"
         "except LockTimeoutError:\n    print('busy')\nelse:\n    print('got')\n"

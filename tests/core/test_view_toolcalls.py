@@ -20,7 +20,7 @@ from sessiontree.core.format.blobs import BlobStore
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.manager import SessionManager
 from sessiontree.core.paths import PathEnv
-from sessiontree.core.storage import FileSessionStorage
+from sessiontree.core.store import FileSessionStorage
 from sessiontree.core.view import EntriesTreeSource, _flatten, as_tree_source, build_view, display_text
 
 ENTRY_IDS = [f"e{i}" for i in range(14)]

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from sessiontree.core.index import IndexCache
-from sessiontree.core.storage import lock_file_path
+from sessiontree.core.store import lock_file_path
 
 from .helpers import chain, line, write_session
 from .rawlsp import RawLsp

@@ -15,7 +15,7 @@ from sessiontree.core import SessionManager
 from sessiontree.core.doctor import DoctorError, check_bytes, repaired_bytes
 from sessiontree.core.errors import InvalidSessionFileError
 from sessiontree.core.format.jsonl import dumps_line, is_session_header, parse_jsonl_lenient
-from sessiontree.core.storage import FileSessionStorage
+from sessiontree.core.store import FileSessionStorage
 from shared_data import REAL_V1_NAME, real_v1_session_bytes_or_empty, skip_unless_shared
 
 from .corrupt import corrupted

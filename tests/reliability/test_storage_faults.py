@@ -21,7 +21,7 @@ import pytest
 from sessiontree.core import SessionManager
 from sessiontree.core.errors import PersistError
 from sessiontree.core.format.jsonl import parse_jsonl_lenient
-from sessiontree.core.storage import FileSessionStorage
+from sessiontree.core.store import FileSessionStorage
 
 from .helpers import chain, write_session
 

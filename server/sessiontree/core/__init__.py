@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .index import EntryIndex, Skeleton
     from .messages import convert_to_llm
     from .session import LoadReport, SessionManager, SessionTreeNode
-    from .storage import FileSessionStorage, MemorySessionStorage
+    from .store import FileSessionStorage, MemorySessionStorage
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
@@ -51,8 +51,8 @@ _EXPORTS: dict[str, str] = {
     "SessionContext": "context",
     "build_session_context": "context",
     "convert_to_llm": "messages",
-    "FileSessionStorage": "storage",
-    "MemorySessionStorage": "storage",
+    "FileSessionStorage": "store",
+    "MemorySessionStorage": "store",
     "BlobStore": "format.blobs",
     "parse_session_entries": "format.jsonl",
     "load_entries_from_file": "format.jsonl",

@@ -31,7 +31,7 @@ import orjson
 
 from .format.jscompat import js_trim
 from .format.jsonl import scrub_text
-from .guard import PathGuard
+from .store.guard import PathGuard
 
 __all__ = [
     "DISPLAY_NAME_LIMIT",

@@ -722,7 +722,7 @@ def repair_file(
         raise DoctorError(p, exc.reason) from None
     if new != data and changes:
         if storage is None:
-            from sessiontree.core.storage import FileSessionStorage
+            from sessiontree.core.store import FileSessionStorage
 
             storage = FileSessionStorage()
         q = quarantine_name(p)

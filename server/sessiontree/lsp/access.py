@@ -20,7 +20,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from sessiontree.core.guard import RootsGuard
+from sessiontree.core.store.guard import RootsGuard
 from sessiontree.lsp.errors import AccessDenied
 
 

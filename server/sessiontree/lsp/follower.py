@@ -27,8 +27,8 @@ from typing import Any
 import orjson
 
 from sessiontree.core.errors import AccessDeniedError
-from sessiontree.core.guard import PathGuard, open_checked
 from sessiontree.core.live import ChangeKind, SyncResult
+from sessiontree.core.store.guard import PathGuard, open_checked
 from sessiontree.lsp.registry import OpenSession, Registry, RegistryEvent
 from sessiontree.lsp.watcher import ListChanges, SessionWatcher
 

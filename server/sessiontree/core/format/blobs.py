@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from ..errors import BlobError
 
 if TYPE_CHECKING:
-    from ..storage import SessionStorage
+    from ..store import SessionStorage
 
 __all__ = [
     "BLOB_REF_BYTES",
@@ -85,7 +85,7 @@ class BlobStore:
 
     def __init__(self, directory: str, storage: SessionStorage | None = None) -> None:
         if storage is None:
-            from ..storage import FileSessionStorage
+            from ..store import FileSessionStorage
 
             storage = FileSessionStorage()
         self.dir = os.path.abspath(directory) if storage.is_real_fs else directory

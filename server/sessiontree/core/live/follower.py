@@ -21,8 +21,8 @@ from typing import Any, Protocol
 
 from ..errors import ConflictError, InvalidSessionFileError
 from ..format.jsonl import loads_line
-from ..guard import PathGuard
 from ..index import EntryIndex, scan_clean
+from ..store.guard import PathGuard
 from .tail import ChangeKind, FileMark, end_of_first_line, parse_appended, read_appended, stat_regular
 
 __all__ = [

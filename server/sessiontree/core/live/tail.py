@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..guard import PathGuard, open_checked
+from ..store.guard import PathGuard, open_checked
 
 #: O_NONBLOCK: opening a FIFO put where a session file was must not hang the reader (the
 #: descriptor is then refused as not a regular file); it changes nothing for files.

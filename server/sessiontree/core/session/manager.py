@@ -33,7 +33,7 @@ from ..format.persistence import clean_openai_replay, has_blob_ref, resolve_blob
 from ..ids import Clock, IdSource
 from ..index import EntryIndex, gc_paused
 from ..live import Follower, SyncResult
-from ..storage import FileSessionStorage, MemorySessionStorage
+from ..store import FileSessionStorage, MemorySessionStorage
 from .context_walk import injected_ttsr_rules, last_model_change_role, materialize_context_path
 from .entries import Entries
 from .moves import Moves, deep_copy

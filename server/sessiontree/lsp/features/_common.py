@@ -12,7 +12,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from sessiontree.core.storage import FileSessionStorage
+from sessiontree.core.store import FileSessionStorage
 from sessiontree.lsp import mapping
 from sessiontree.lsp.registry import OpenSession
 from sessiontree.lsp.server import SessionTreeServer

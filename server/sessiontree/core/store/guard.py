@@ -33,7 +33,7 @@ import stat
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
-from .errors import AccessDeniedError
+from ..errors import AccessDeniedError
 
 __all__ = ["PathGuard", "RootsGuard", "open_checked"]
 
