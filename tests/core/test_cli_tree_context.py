@@ -10,12 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from golden import GOLDEN as GOLDEN_ROOT
 from sessiontree.cli import main
 from shared_data import real_v1_session
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "server" / "sessiontree" / "data" / "demo-session.jsonl"
-GOLDEN = ROOT / "tests" / "fixtures" / "golden" / "view"
+GOLDEN = GOLDEN_ROOT / "view"
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -9,11 +9,12 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from golden import GOLDEN as GOLDEN_ROOT
+from golden import check_golden
 from sessiontree.core.format.jsonl import dumps_line, load_entries_from_file, parse_session_entries
 from sessiontree.core.format.migrations import (
     CURRENT_SESSION_VERSION,
@@ -28,8 +29,7 @@ from shared_data import real_v1_session
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 REF = FIXTURES / "reference"
-GOLDEN = FIXTURES / "golden" / "migrations"
-REGEN = os.environ.get("SESSIONTREE_REGEN_GOLDEN") == "1"
+GOLDEN = GOLDEN_ROOT / "migrations"
 
 CASES = json.loads((REF / "inputs.json").read_text())["migrationCases"]
 EXPECTED = json.loads((REF / "migration.expected.json").read_text())
@@ -58,14 +58,6 @@ def normalize_ids(entries: list[Any], generated: set[str]) -> list[Any]:
 
 def to_bytes(entries: list[Any]) -> bytes:
     return b"".join(dumps_line(e) + b"\n" for e in entries)
-
-
-def check_golden(path: Path, data: bytes) -> None:
-    if REGEN:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    assert path.exists(), f"golden file {path} missing; run with SESSIONTREE_REGEN_GOLDEN=1"
-    assert data == path.read_bytes()
 
 
 # ------------------------------------------------------------------ reference cases

@@ -8,20 +8,20 @@ EntriesTreeSource.
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from golden import GOLDEN as GOLDEN_ROOT
+from golden import check_golden
 from sessiontree.core.manager import SessionManager
 from sessiontree.core.view import FILTER_MODES, EntriesTreeSource, ViewPage, build_view
 from shared_data import real_v1_session
 
 ROOT = Path(__file__).resolve().parents[2]
-GOLDEN = ROOT / "tests" / "fixtures" / "golden" / "view"
+GOLDEN = GOLDEN_ROOT / "view"
 DEMO = ROOT / "server" / "sessiontree" / "data" / "demo-session.jsonl"
-REGEN = os.environ.get("SESSIONTREE_REGEN_GOLDEN") == "1"
 HOME = "/home/tester"
 
 
@@ -33,13 +33,7 @@ def render(page: ViewPage) -> str:
 
 
 def check(name: str, text: str) -> None:
-    path = GOLDEN / f"{name}.txt"
-    if REGEN or not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        if not REGEN:
-            pytest.fail(f"golden file {path.name} was missing and has been written; check it and rerun")
-    assert text == path.read_text(encoding="utf-8")
+    check_golden(GOLDEN / f"{name}.txt", text)
 
 
 def ent(eid: str, parent: str | None, etype: str = "message", sec: int = 0, **kw: Any) -> dict[str, Any]:
