@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessiontree.core.context import build_session_context
+from sessiontree.core.tree.context import build_session_context
 
 
 class _B:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sessiontree.core import BlobStore, SessionManager
 from sessiontree.core.format.persistence import prepare_entry_for_persistence
-from sessiontree.core.navigation import navigate_tree
+from sessiontree.core.tree.navigation import navigate_tree
 
 NOTICE = "\n\n[Session persistence truncated large content]"
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 import pytest
-from sessiontree.core.context import (
+from sessiontree.core.tree.context import (
     LAST_ENTRY,
     SessionContext,
     build_session_context,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import msgspec
 import orjson
 import pytest
-from sessiontree.core.index import _raw_has_text, compute_has_text
+from sessiontree.core.index import compute_has_text
+from sessiontree.core.index.scan import _raw_has_text
 
 CASES = [
     b'[{"type":"text","text":"hi"}]',

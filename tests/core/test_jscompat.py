@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sessiontree.core.context import context_from_path
 from sessiontree.core.format.jscompat import (
     JS_WHITESPACE,
     UNDEFINED,
@@ -33,7 +32,8 @@ from sessiontree.core.format.jscompat import (
     utf16_slice,
 )
 from sessiontree.core.format.jsonl import dumps_line
-from sessiontree.core.messages import bash_execution_to_text, file_mention_text
+from sessiontree.core.tree.context import context_from_path
+from sessiontree.core.tree.messages import bash_execution_to_text, file_mention_text
 
 TS_MS = 1767225600000  # 2026-01-01T00:00:00.000Z
 

@@ -406,7 +406,7 @@ def test_build_session_context_with_compaction_loads_only_what_matters(tmp_path:
     m2 = SessionManager.open(path, **kw(tmp_path, 5))
     full = m2.build_session_context()
     # the reference result over all entries
-    from sessiontree.core.context import build_session_context
+    from sessiontree.core.tree.context import build_session_context
 
     ref = build_session_context(m2.get_entries(), m2.get_leaf_id())
     assert full.to_dict() == ref.to_dict()

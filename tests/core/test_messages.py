@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessiontree.core.messages import (
+from sessiontree.core.tree.messages import (
     INTERRUPTED_TOOL_RESULT_TEXT,
     bash_execution_to_text,
     convert_to_llm,

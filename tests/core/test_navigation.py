@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sessiontree.core.errors import EntryNotFoundError
 from sessiontree.core.manager import SessionManager
-from sessiontree.core.navigation import (
+from sessiontree.core.tree.navigation import (
     InvalidBranchEntryError,
     SummaryUnavailableError,
     branch_to_new_session,

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 from sessiontree.cli import main
-from sessiontree.core.messages import (
+from sessiontree.core.tree.messages import (
     BRANCH_SUMMARY_TEMPLATE,
     COMPACTION_SUMMARY_TEMPLATE,
     branch_summary_text,
     compaction_summary_text,
     convert_to_llm,
 )
-from sessiontree.core.prompt_format import format_prompt
+from sessiontree.core.tree.prompt_format import format_prompt
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "real"
 

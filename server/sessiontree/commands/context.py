@@ -122,7 +122,7 @@ def message_lines(msg: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sessiontree.core.messages import convert_to_llm
+    from sessiontree.core.tree.messages import convert_to_llm
 
     mgr = open_for_viewing("context", args.file)
     if mgr is None:

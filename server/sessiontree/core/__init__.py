@@ -11,7 +11,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .context import SessionContext, build_session_context
     from .discovery import (
         RecentSessionInfo,
         SessionInfo,
@@ -33,9 +32,10 @@ if TYPE_CHECKING:
     from .format.jsonl import load_entries_from_file, parse_session_entries
     from .format.migrations import CURRENT_SESSION_VERSION, migrate_session_entries
     from .index import EntryIndex, Skeleton
-    from .messages import convert_to_llm
     from .session import LoadReport, SessionManager, SessionTreeNode
     from .store import FileSessionStorage, MemorySessionStorage
+    from .tree.context import SessionContext, build_session_context
+    from .tree.messages import convert_to_llm
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
@@ -48,9 +48,9 @@ _EXPORTS: dict[str, str] = {
     "find_most_recent_session": "discovery",
     "list_sessions": "discovery",
     "list_all_sessions": "discovery",
-    "SessionContext": "context",
-    "build_session_context": "context",
-    "convert_to_llm": "messages",
+    "SessionContext": "tree.context",
+    "build_session_context": "tree.context",
+    "convert_to_llm": "tree.messages",
     "FileSessionStorage": "store",
     "MemorySessionStorage": "store",
     "BlobStore": "format.blobs",

@@ -32,8 +32,8 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
-from sessiontree.core.context import LAST_ENTRY, _LastEntry
 from sessiontree.core.format.jsonl import scrub_text
+from sessiontree.core.tree.context import LAST_ENTRY, _LastEntry
 from sessiontree.core.tree_art import SHORT_ART_WIDTH as _SHORT_ART_WIDTH
 
 __all__ = [

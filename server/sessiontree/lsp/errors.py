@@ -8,7 +8,7 @@ import sessiontree_protocol.methods as m
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from sessiontree.core import errors as core_errors
-from sessiontree.core.navigation import SummaryUnavailableError
+from sessiontree.core.tree.navigation import SummaryUnavailableError
 
 __all__ = [
     "AccessDenied",

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..context import provider_payload
 from ..index import STATE_ENTRY_TYPES, EntryIndex, Skeleton
+from ..tree.context import provider_payload
 
 __all__ = ["injected_ttsr_rules", "last_model_change_role", "materialize_context_path"]
 

@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import paths
-from ..context import SessionContext, context_from_path
 from ..discovery import (
     RecentSessionInfo,
     SessionInfo,
@@ -34,6 +33,7 @@ from ..ids import Clock, IdSource
 from ..index import EntryIndex, gc_paused
 from ..live import Follower, SyncResult
 from ..store import FileSessionStorage, MemorySessionStorage
+from ..tree.context import SessionContext, context_from_path
 from .context_walk import injected_ttsr_rules, last_model_change_role, materialize_context_path
 from .entries import Entries
 from .moves import Moves, deep_copy

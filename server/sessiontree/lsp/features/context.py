@@ -5,8 +5,8 @@ from __future__ import annotations
 from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
 
-from sessiontree.core.context import context_from_path
-from sessiontree.core.messages import convert_to_llm
+from sessiontree.core.tree.context import context_from_path
+from sessiontree.core.tree.messages import convert_to_llm
 from sessiontree.lsp import mapping
 from sessiontree.lsp.handlers import register
 from sessiontree.lsp.server import SessionTreeServer

@@ -14,8 +14,8 @@ from typing import Any
 from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
 
-from sessiontree.core import navigation as core_nav
 from sessiontree.core.errors import EntryNotFoundError
+from sessiontree.core.tree import navigation as core_nav
 from sessiontree.lsp import errors, mapping, notify
 from sessiontree.lsp.features._common import call_write, record_jump, remember_leaf, state_for
 from sessiontree.lsp.handlers import register

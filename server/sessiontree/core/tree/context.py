@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .format.jscompat import date_ms, js_get, js_string
+from ..format.jscompat import date_ms, js_get, js_string
 
 __all__ = [
     "LAST_ENTRY",

@@ -6,7 +6,7 @@
 * ``branchSummary`` / ``compactionSummary`` become user messages (attribution ``agent``)
   whose single text block is `BRANCH_SUMMARY_TEMPLATE` / `COMPACTION_SUMMARY_TEMPLATE`
   with the summary inserted verbatim, then the whole text passed through the reference
-  renderer's post-render formatting (`sessiontree.core.prompt_format.format_prompt`:
+  renderer's post-render formatting (`sessiontree.core.tree.prompt_format.format_prompt`:
   trailing whitespace, blank lines before list items and around XML tags, runs of blank
   lines, table rows); a compaction's ``providerPayload`` is copied;
 * ``custom`` and the legacy ``hookMessage`` become user messages (string content wrapped
@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from sessiontree.core.format.jscompat import js_get, js_string
-from sessiontree.core.prompt_format import format_prompt
+from sessiontree.core.tree.prompt_format import format_prompt
 
 __all__ = [
     "BRANCH_SUMMARY_TEMPLATE",

@@ -1,0 +1,155 @@
+"""`IndexCache`: the skeletons of big session files, kept for fast reopening.
+
+The cache lives in sessiontree's own cache directory (never beside the sessions, never
+``*.jsonl``), keyed by the file's real path, and is valid when device, inode, size, mtime
+and the hash of the file's last 4 KB match; a file that only grew reuses it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any
+
+import msgspec
+import orjson
+
+from .entry_index import EntryIndex
+from .skeleton import Skeleton
+from .usage import UsageTotals
+
+__all__ = ["CACHE_FORMAT", "IndexCache", "default_cache_dir"]
+
+
+CACHE_FORMAT = 1
+_TAIL_HASH_BYTES = 4096
+
+
+class _CacheFile(msgspec.Struct, array_like=True):
+    format: int
+    path: str
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    tail_hash: str
+    header_json: bytes
+    usage: UsageTotals
+    skeletons: list[Skeleton]
+
+
+_CACHE_DECODER = msgspec.msgpack.Decoder(_CacheFile)
+_CACHE_ENCODER = msgspec.msgpack.Encoder()
+
+
+def default_cache_dir() -> str:
+    """`$SESSIONTREE_CACHE_DIR`, else `$XDG_CACHE_HOME/sessiontree/index`, else `~/.cache/...`."""
+    env = os.environ.get("SESSIONTREE_CACHE_DIR")
+    if env:
+        return os.path.abspath(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "sessiontree", "index")
+
+
+def _tail_hash(path: str, size: int, identity: tuple[int, int]) -> str:
+    """The hash of the last bytes before `size`, read only from the file whose
+    `(st_dev, st_ino)` is `identity` (the one the cache describes): a path swapped for a
+    link to another file meanwhile is not read ("" never matches)."""
+    import stat
+
+    start = max(0, size - _TAIL_HASH_BYTES)
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != identity or not stat.S_ISREG(st.st_mode):
+            return ""
+        f.seek(start)
+        data = f.read(size - start)
+    if len(data) != size - start:
+        return ""
+    return hashlib.sha256(data).hexdigest()
+
+
+class IndexCache:
+    """Skeleton arrays of big session files, kept outside the sessions directories.
+
+    Keyed by the file's real path; valid when device, inode, size, mtime and the hash of the
+    last 4 KB match. A file that only grew (same device/inode, same hash at the old end)
+    reuses the cache and indexes just the appended bytes. Anything else, including a cache
+    file that does not decode, means a full index. Never named `*.jsonl`.
+    """
+
+    def __init__(self, cache_dir: str | None = None) -> None:
+        self.dir = cache_dir or default_cache_dir()
+
+    def file_for(self, path: str) -> str:
+        key = hashlib.sha256(os.path.realpath(path).encode("utf-8", "surrogateescape")).hexdigest()[:40]
+        return os.path.join(self.dir, key + ".idx")
+
+    def load(self, path: str, st: Any) -> tuple[dict[str, Any], list[Skeleton], UsageTotals, int] | None:
+        """`(header, skeletons, usage, indexed_size)` or None when there is no valid cache."""
+        try:
+            with open(self.file_for(path), "rb") as f:
+                blob = f.read()
+        except OSError:
+            return None
+        try:
+            c = _CACHE_DECODER.decode(blob)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        if c.format != CACHE_FORMAT or c.device != st.st_dev or c.inode != st.st_ino:
+            return None
+        size = st.st_size
+        if size < c.size:
+            return None
+        if size == c.size and st.st_mtime_ns != c.mtime_ns:
+            return None
+        if _tail_hash(path, c.size, (c.device, c.inode)) != c.tail_hash:
+            return None
+        try:
+            header = orjson.loads(c.header_json)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(header, dict):
+            return None
+        for i, sk in enumerate(c.skeletons):
+            if sk.order != i:
+                return None
+        return header, c.skeletons, c.usage, c.size
+
+    def save(self, path: str, st: Any, data: bytes, header: dict[str, Any], index: EntryIndex) -> None:
+        """Write the cache for a file whose bytes (`data`) were just indexed."""
+        size = len(data)
+        tail = hashlib.sha256(data[max(0, size - _TAIL_HASH_BYTES) : size]).hexdigest()
+        self._write(path, st, size, tail, header, index)
+
+    def save_skeletons(self, path: str, st: Any, header: dict[str, Any], index: EntryIndex) -> None:
+        """Write the cache from the index alone (the file is read only for its tail hash)."""
+        size = st.st_size
+        self._write(path, st, size, _tail_hash(path, size, (st.st_dev, st.st_ino)), header, index)
+
+    def _write(
+        self, path: str, st: Any, size: int, tail: str, header: dict[str, Any], index: EntryIndex
+    ) -> None:
+        sks = index.skeletons()
+        if any(sk.offset < 0 for sk in sks):
+            return  # only files whose every entry is file-backed
+        c = _CacheFile(
+            CACHE_FORMAT,
+            os.path.realpath(path),
+            st.st_dev,
+            st.st_ino,
+            size,
+            st.st_mtime_ns,
+            tail,
+            orjson.dumps(header),
+            index.usage,
+            sks,
+        )
+        os.makedirs(self.dir, exist_ok=True)
+        target = self.file_for(path)
+        tmp = f"{target}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(_CACHE_ENCODER.encode(c))
+        os.replace(tmp, target)

@@ -1,0 +1,486 @@
+"""`EntryIndex`: the skeletons of a session in file order, its tree, and its entries on demand.
+
+Full entries are parsed on demand from their byte range (the session's loaders) and kept in
+a bounded LRU; entries created in this process, and entries of files that had to go through
+the lenient parser, are held in memory. The tree structure (children in `getTree()` order,
+roots, effective parents) is built lazily on the first tree query and then maintained
+incrementally on every append, so an append is O(1) (plus a sorted insert among siblings).
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import threading
+from bisect import bisect_right
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from functools import cmp_to_key
+from typing import Any
+
+from ..format.jscompat import date_ms
+from .skeleton import Skeleton, skeleton_from_dict
+from .usage import UsageTotals
+
+__all__ = ["EntryIndex", "gc_paused"]
+
+
+def _cmp_pair(a: tuple[float, str], b: tuple[float, str]) -> int:
+    return _cmp_ts(a[0], b[0])
+
+
+def _cmp_ts(a: float, b: float) -> int:
+    d = a - b
+    if d != d or d == 0:  # NaN compares as equal, like a JS comparator returning NaN
+        return 0
+    return -1 if d < 0 else 1
+
+
+_gc_lock = threading.Lock()
+_gc_depth = 0
+_gc_was_enabled = False
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while many entries are materialized.
+
+    Parsing 100,000 entries allocates millions of (acyclic) containers; with the collector
+    on, its generation-2 passes over the growing heap cost more than the parsing itself.
+    Nested and concurrent uses are counted: the collector is re-enabled (if it was enabled)
+    when the last one ends. Nothing is freed later than it would be by reference counting.
+    """
+    global _gc_depth, _gc_was_enabled
+    with _gc_lock:
+        if _gc_depth == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_depth += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_depth -= 1
+            if _gc_depth == 0 and _gc_was_enabled:
+                gc.enable()
+
+
+class EntryIndex:
+    """Skeletons of every entry, in file order, with lazy full entries.
+
+    `loader(skeleton) -> dict` materializes a file-backed entry (the manager reads the byte
+    range, parses it and resolves blob references). Entries held in memory are stored by
+    their `order`.
+    """
+
+    def __init__(
+        self, loader: Callable[[Skeleton], dict[str, Any]] | None = None, cache_size: int = 2000
+    ) -> None:
+        self._order: list[Skeleton] = []
+        self._by_id: dict[str, Skeleton] = {}
+        self._held: dict[int, dict[str, Any]] = {}
+        self._lru: OrderedDict[int, dict[str, Any]] = OrderedDict()
+        self._cache_size = cache_size
+        self.loader = loader
+        self.batch_loader: Callable[[list[Skeleton]], list[dict[str, Any]]] | None = None
+        # stream_loader(skeletons sorted by offset) yields their entries in that order,
+        # reading the file sequentially in big chunks (bulk materialization).
+        self.stream_loader: Callable[[list[Skeleton]], Iterator[dict[str, Any]]] | None = None
+        self.labels: dict[str, str] = {}
+        self.usage = UsageTotals()
+        self._has_assistant = False
+        # lazily built tree structure
+        self._tree_ready = False
+        self._children: dict[str, list[str]] = {}
+        self._roots: list[str] = []
+        self._parent: dict[str, str | None] = {}  # effective parent (None: root)
+        self._orphans: dict[str, list[str]] = {}  # missing parent id -> orphan ids
+        self._ts: dict[str, float] = {}
+
+    # -- building ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def add_skeletons(self, skeletons: Iterable[Skeleton]) -> None:
+        """Add file-backed skeletons (already carrying offset/length and order)."""
+        sks = skeletons if isinstance(skeletons, list) else list(skeletons)
+        if self._order or self._tree_ready:
+            for sk in sks:
+                self._add(sk)
+            return
+        # Bulk load into an empty index: comprehensions instead of a call per entry.
+        self._order = list(sks)
+        by_id = {sk.id: sk for sk in sks if sk.id is not None}
+        self._by_id = by_id
+        self._has_assistant = any(sk.role == "assistant" and sk.type == "message" for sk in sks)
+        labels = self.labels
+        for sk in [sk for sk in sks if sk.type == "label"]:
+            tid = sk.target_id
+            if tid is None:
+                continue
+            if sk.label:
+                labels[tid] = sk.label
+            else:
+                labels.pop(tid, None)
+
+    def add_held(self, entry: dict[str, Any]) -> Skeleton:
+        """Add an entry held in memory (appended in this process or leniently loaded)."""
+        sk = skeleton_from_dict(entry, len(self._order))
+        self._held[sk.order] = entry
+        self.usage.add_entry(entry)
+        self._add(sk)
+        return sk
+
+    def _add(self, sk: Skeleton) -> None:
+        self._order.append(sk)
+        if sk.type == "message" and sk.role == "assistant":
+            self._has_assistant = True
+        if sk.type == "label" and sk.target_id is not None:
+            tid = sk.target_id
+            if sk.label:
+                self.labels[tid] = sk.label
+            else:
+                self.labels.pop(tid, None)
+        eid = sk.id
+        if eid is None:
+            return
+        dup = eid in self._by_id
+        self._by_id[eid] = sk
+        if dup:
+            self._ts.pop(eid, None)  # the cached timestamp was the earlier entry's
+        if self._tree_ready:
+            if dup:
+                self._tree_ready = False  # pathological: rebuild on the next query
+            else:
+                self._link(sk)
+
+    # -- lookups ----------------------------------------------------------------------------
+    def skeleton(self, entry_id: str | None) -> Skeleton | None:
+        """The skeleton of an entry by id (the last one in file order for duplicate ids)."""
+        if entry_id is None:
+            return None
+        return self._by_id.get(entry_id)
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._by_id
+
+    def ids(self) -> dict[str, Skeleton]:
+        """The id map (read-only by convention)."""
+        return self._by_id
+
+    def order(self) -> list[str]:
+        """Entry ids in file order."""
+        return [sk.id for sk in self._order]
+
+    def skeletons(self) -> list[Skeleton]:
+        """Skeletons in file order (the live list; do not mutate)."""
+        return self._order
+
+    def last(self) -> Skeleton | None:
+        return self._order[-1] if self._order else None
+
+    @property
+    def has_assistant(self) -> bool:
+        """Whether any entry of the session is an assistant message."""
+        return self._has_assistant
+
+    # -- full entries -----------------------------------------------------------------------
+    def entry_of(self, sk: Skeleton) -> dict[str, Any]:
+        """Materialize the entry of a skeleton."""
+        if sk.offset < 0:
+            return self._held[sk.order]
+        lru = self._lru
+        e = lru.get(sk.order)
+        if e is not None:
+            lru.move_to_end(sk.order)
+            return e
+        if self.loader is None:
+            raise RuntimeError("entry index has no loader for file-backed entries")
+        e = self.loader(sk)
+        lru[sk.order] = e
+        if len(lru) > self._cache_size:
+            lru.popitem(last=False)
+        return e
+
+    def entries_of(self, sks: list[Skeleton]) -> list[dict[str, Any]]:
+        """Materialize many entries at once (file-backed ones are read in batches)."""
+        lru = self._lru
+        missing = [sk for sk in sks if sk.offset >= 0 and sk.order not in lru]
+        loaded: dict[int, dict[str, Any]] = {}
+        if missing:
+            if self.batch_loader is not None and len(missing) > 1:
+                for sk, e in zip(missing, self.batch_loader(missing), strict=True):
+                    loaded[sk.order] = e
+            else:
+                for sk in missing:
+                    loaded[sk.order] = self.entry_of(sk)
+        out: list[dict[str, Any]] = []
+        for sk in sks:
+            if sk.offset < 0:
+                out.append(self._held[sk.order])
+                continue
+            got = loaded.get(sk.order)
+            if got is None:
+                got = self.entry_of(sk)
+            else:
+                lru[sk.order] = got
+                if len(lru) > self._cache_size:
+                    lru.popitem(last=False)
+            out.append(got)
+        return out
+
+    def stream_entries(self, sks: list[Skeleton]) -> Iterator[tuple[Skeleton, dict[str, Any]]]:
+        """Every entry of `sks` as `(skeleton, entry)`, in file order, for bulk reads.
+
+        Entries already cached or held in memory are used as they are; the others are read
+        with one sequential pass over their part of the file (`stream_loader`) and are NOT
+        added to the LRU, so a bulk read leaves the cache as it was. Only the chunk being
+        parsed plus what the caller keeps is alive at any time. Skeletons are yielded in
+        file order (held entries by `order`, after the file-backed ones).
+        """
+        lru = self._lru
+        if self.stream_loader is None or len(sks) <= 256:
+            yield from zip(sks, self.entries_of(sks), strict=True)
+            return
+        backed = sorted((sk for sk in sks if sk.offset >= 0), key=lambda sk: sk.offset)
+        pending: list[Skeleton] = []
+
+        def flush() -> Iterator[tuple[Skeleton, dict[str, Any]]]:
+            assert self.stream_loader is not None
+            yield from zip(pending, self.stream_loader(pending), strict=True)
+            pending.clear()
+
+        for sk in backed:
+            e = lru.get(sk.order)
+            if e is None:
+                pending.append(sk)
+                continue
+            if pending:
+                yield from flush()
+            yield sk, e
+        if pending:
+            yield from flush()
+        held = self._held
+        for sk in sorted((sk for sk in sks if sk.offset < 0), key=lambda sk: sk.order):
+            yield sk, held[sk.order]
+
+    def entries_bulk(self, sks: list[Skeleton]) -> list[dict[str, Any]]:
+        """`entries_of(sks)` for many entries: one sequential read, the LRU left as it was."""
+        if self.stream_loader is None or len(sks) <= 256:
+            return self.entries_of(sks)
+        got = {id(sk): e for sk, e in self.stream_entries(sks)}
+        return [got[id(sk)] for sk in sks]
+
+    def get(self, entry_id: str | None) -> dict[str, Any] | None:
+        sk = self.skeleton(entry_id)
+        return None if sk is None else self.entry_of(sk)
+
+    def iter_entries(self, chunk: int = 1000) -> Iterator[dict[str, Any]]:
+        order = self._order
+        for i in range(0, len(order), chunk):
+            yield from self.entries_of(order[i : i + chunk])
+
+    def held_entries(self) -> dict[int, dict[str, Any]]:
+        return self._held
+
+    def is_file_backed(self) -> bool:
+        return any(sk.offset >= 0 for sk in self._order)
+
+    def rebase(self, new_ranges: list[tuple[int, int] | None]) -> None:
+        """After a full rewrite: file-backed skeletons get their new byte ranges."""
+        self._lru.clear()
+        for sk, rng in zip(self._order, new_ranges, strict=True):
+            if sk.offset >= 0 and rng is not None:
+                sk.offset, sk.length = rng
+
+    def drop_cache(self) -> None:
+        self._lru.clear()
+
+    # -- tree -------------------------------------------------------------------------------
+    def _ts_of(self, eid: str) -> float:
+        v = self._ts.get(eid)
+        if v is None:
+            ms = date_ms(self._by_id[eid].timestamp)
+            v = math.nan if ms is None else float(ms)
+            self._ts[eid] = v
+        return v
+
+    def _build_tree(self) -> None:
+        children: dict[str, list[str]] = {}
+        parent: dict[str, str | None] = {}
+        self._children = children
+        self._roots = []
+        self._parent = parent
+        self._orphans = {}
+        by_id = self._by_id
+        for sk in self._order:
+            eid = sk.id
+            if eid is None or by_id[eid] is not sk or eid in parent:
+                continue  # no id, or an earlier duplicate (the later entry stands for the id)
+            pid = sk.parent_id
+            if (
+                pid is not None
+                and pid != eid
+                and type(pid) is str
+                and pid in by_id
+                and eid not in children
+                and not self._orphans
+            ):
+                # common case: a parent that exists, no children yet, so no loop possible
+                parent[eid] = pid
+                kids = children.get(pid)
+                if kids is None:
+                    children[pid] = [eid]
+                else:
+                    kids.append(eid)
+            else:
+                self._link(sk, sort=False)
+        ts_of = self._ts_of
+        for kids in children.values():
+            if len(kids) > 1:
+                self._sort_children(kids, ts_of)
+        self._tree_ready = True
+
+    @staticmethod
+    def _sort_children(kids: list[str], ts_of: Callable[[str], float]) -> None:
+        keys = [ts_of(k) for k in kids]
+        if any(k != k for k in keys):
+            pairs = sorted(zip(keys, kids, strict=True), key=cmp_to_key(_cmp_pair))
+        else:
+            pairs = sorted(zip(keys, kids, strict=True), key=lambda p: p[0])
+        kids[:] = [k for _, k in pairs]
+
+    def _would_cycle(self, eid: str, pid: str) -> bool:
+        # Walk up from pid through already linked parents; reaching eid closes a loop.
+        parent = self._parent
+        cur: str | None = pid
+        steps = 0
+        limit = len(parent) + 1
+        while cur is not None and steps <= limit:
+            if cur == eid:
+                return True
+            cur = parent.get(cur)
+            steps += 1
+        return False
+
+    def _link(self, sk: Skeleton, sort: bool = True) -> None:
+        eid = sk.id
+        pid = sk.parent_id
+        # Entries that named this id as parent before it existed come earlier in the file,
+        # so they are linked first, as a build from scratch links in file order; only then
+        # does this entry link to its own parent, and it is the one that becomes a root when
+        # that would close a loop (the same tree however the entries arrived).
+        waiting = self._orphans.pop(eid, None)
+        if waiting:
+            for oid in waiting:
+                if self._would_cycle(oid, eid):
+                    continue
+                self._roots.remove(oid)
+                self._parent[oid] = eid
+                adopted = self._children.setdefault(eid, [])
+                if sort:
+                    self._insert_child(adopted, oid)
+                else:
+                    adopted.append(oid)
+        if pid is None or pid == eid or not isinstance(pid, str):
+            self._parent[eid] = None
+            self._roots.append(eid)
+        elif pid not in self._by_id:
+            self._parent[eid] = None
+            self._roots.append(eid)
+            self._orphans.setdefault(pid, []).append(eid)
+        elif eid in self._children and self._would_cycle(eid, pid):
+            self._parent[eid] = None  # the entry that closes a loop becomes a root
+            self._roots.append(eid)
+        else:
+            self._parent[eid] = pid
+            kids = self._children.get(pid)
+            if kids is None:
+                self._children[pid] = [eid]
+            elif sort:
+                self._insert_child(kids, eid)
+            else:
+                kids.append(eid)
+
+    def _insert_child(self, kids: list[str], eid: str) -> None:
+        t = self._ts_of(eid)
+        if not kids:
+            kids.append(eid)
+            return
+        if t != t:
+            kids.append(eid)
+            self._sort_children(kids, self._ts_of)
+            return
+        last_t = self._ts_of(kids[-1])
+        if last_t == last_t and last_t <= t:
+            kids.append(eid)
+            return
+        keys = [self._ts_of(k) for k in kids]
+        if any(k != k for k in keys):
+            kids.append(eid)
+            self._sort_children(kids, self._ts_of)
+            return
+        # stable: after every sibling with an equal timestamp (file order among equals)
+        kids.insert(bisect_right(keys, t), eid)
+
+    def _ensure_tree(self) -> None:
+        if not self._tree_ready:
+            self._build_tree()
+
+    def children(self, parent_id: str | None) -> list[str]:
+        """Child ids in `getTree()` order; `None` gives the roots in file order."""
+        self._ensure_tree()
+        if parent_id is None:
+            return list(self._roots)
+        return list(self._children.get(parent_id, ()))
+
+    def roots(self) -> list[str]:
+        self._ensure_tree()
+        return list(self._roots)
+
+    def child_map(self) -> tuple[list[str], dict[str, list[str]]]:
+        """The roots and every children list, uncopied: read-only, valid until the next change."""
+        self._ensure_tree()
+        return self._roots, self._children
+
+    def effective_parent(self, entry_id: str) -> str | None:
+        """The parent in the tree (None for roots, orphans and loop closers)."""
+        self._ensure_tree()
+        return self._parent.get(entry_id)
+
+    def path_to_root(self, entry_id: str | None) -> list[str]:
+        """Ids from the root down to `entry_id` (cycle-safe); [] for an unknown id."""
+        if entry_id is None or entry_id not in self._by_id:
+            return []
+        if not self._tree_ready:
+            # Walk the stored parent ids; without a loop this is exactly the tree's path.
+            by_id = self._by_id
+            seen: set[str] = set()
+            out: list[str] = []
+            cur: Any = entry_id
+            while cur is not None and cur in by_id:
+                if cur in seen:
+                    break
+                seen.add(cur)
+                out.append(cur)
+                cur = by_id[cur].parent_id
+            else:
+                out.reverse()
+                return out
+            # a loop: the tree decides which entry closes it
+        self._ensure_tree()
+        parent = self._parent
+        out = []
+        cur = entry_id
+        guard = len(parent) + 1
+        while cur is not None and guard > 0:
+            out.append(cur)
+            cur = parent.get(cur)
+            guard -= 1
+        out.reverse()
+        return out
+
+    def raw_children(self, parent_id: str) -> list[str]:
+        """Every id whose stored parentId is `parent_id`, in id-map order (getChildren)."""
+        return [eid for eid, sk in self._by_id.items() if sk.parent_id == parent_id]
