@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessiontree.core.tree_art import CELL, KEPT_CELLS, SHORT_ART_WIDTH
+from sessiontree.core.view.tree_art import CELL, KEPT_CELLS, SHORT_ART_WIDTH
 
 ROOT = Path(__file__).resolve().parents[2]
 GEN = ROOT / "benchmarks" / "gen_corpus.py"

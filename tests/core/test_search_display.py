@@ -22,11 +22,10 @@ from sessiontree.core import SessionManager
 from sessiontree.core.view import (
     FILTER_MODES,
     EntriesTreeSource,
-    _search_display,
-    _searchable_body,
     build_view,
     searchable_text,
 )
+from sessiontree.core.view.search import _search_display, searchable_parts
 
 HOME = "/home/someone"
 
@@ -154,7 +153,7 @@ def test_a_duplicated_call_id_is_searched_as_the_row_shows_it() -> None:
 def _reference_match(entry: Mapping[str, Any], label: str | None, query: str) -> bool:
     """The reference's rule (tree-view-rules.md, Search), written from the spec."""
     parts = [label] if label else []
-    parts += _searchable_body(entry)
+    parts += searchable_parts(entry)
     low = " ".join(parts).lower()
     return all(t in low for t in query.lower().split())
 
@@ -317,7 +316,7 @@ def test_the_cached_search_text_matches_as_the_full_display_does(
     role: str | None, content: Any, command: Any, stop: str | None, error: str | None, data: st.DataObject
 ) -> None:
     # The cache keeps only the prefix of a display whose rest the searchable parts already
-    # hold (view._search_display); a token must match the one exactly when it matches the other.
+    # hold (view.search._search_display); a token must match the one exactly when it matches the other.
     message: dict[str, Any] = {"role": role, "content": content, "command": command, "timestamp": 1}
     if stop:
         message["stopReason"] = stop
@@ -328,7 +327,7 @@ def test_the_cached_search_text_matches_as_the_full_display_does(
         message["toolCallId"] = ["not hashable"]  # no call to look up: the fallback is static
     entry = {"type": "message", "id": "e", "parentId": None, "timestamp": _ts(1), "message": message}
     full = searchable_text(entry).lower()
-    compact = " ".join([*_searchable_body(entry), _search_display(entry)]).lower()
+    compact = " ".join([*searchable_parts(entry), _search_display(entry)]).lower()
     tokens = full.split() + compact.split()
     for t in tokens:
         for n in range(1, len(t) + 1):

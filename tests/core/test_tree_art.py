@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 from sessiontree.core import view
 from sessiontree.core.manager import SessionManager
-from sessiontree.core.tree_art import KEPT_CELLS, SHORT_ART_WIDTH, short_prefix
+from sessiontree.core.view.tree_art import KEPT_CELLS, SHORT_ART_WIDTH, short_prefix
 
 
 def test_shallow_art_is_kept_and_deep_art_is_cut_behind_a_depth_marker() -> None:

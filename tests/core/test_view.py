@@ -9,12 +9,11 @@ from sessiontree.core.errors import EntryNotFoundError
 from sessiontree.core.view import (
     FILTER_MODES,
     EntriesTreeSource,
+    EntrySummary,
     build_view,
     display_text,
     entry_summary,
     format_tool_call,
-    js_json_stringify,
-    js_round,
     next_filter,
     searchable_text,
     window_start,
@@ -227,14 +226,6 @@ def test_tool_call_display(name: str, args: dict[str, Any], shown: str) -> None:
     assert format_tool_call(name, args, HOME) == shown
 
 
-def test_js_json_stringify_and_round() -> None:
-    assert js_json_stringify({"b": 1.0, "10": 2, "2": 3, "a": [1.5, -0.0, 1e21, 123456789012.0]}) == (
-        '{"2":3,"10":2,"b":1,"a":[1.5,0,1e+21,123456789012]}'
-    )
-    assert js_json_stringify('q"\\\u0001') == '"q\\"\\\\\\u0001"'
-    assert [js_round(x) for x in (0.5, 1.499, 1.5, 2.5, -2.5, 0.49999999999999994)] == [1, 1, 2, 3, -2, 0]
-
-
 @pytest.mark.parametrize(
     ("tokens", "shown"), [(500, "1k"), (1499, "1k"), (1500, "2k"), (2500, "3k"), (0, "0k"), (48500, "49k")]
 )
@@ -412,14 +403,16 @@ def test_entry_summary() -> None:
     src = EntriesTreeSource(entries)
     s = entry_summary(src, "3")
     assert (s.text, s.role, s.label, s.parent_id) == ("[ls: /srv]", "toolResult", "here", "2")
-    assert entry_summary(src, "4").to_dict() == {
-        "id": "4",
-        "parentId": "3",
-        "type": "custom_message",
-        "timestamp": "2026-01-01T00:00:00.000Z",
-        "customType": "ct",
-        "text": "[ct]: c",
-    }
+    assert entry_summary(src, "4") == EntrySummary(
+        id="4",
+        parent_id="3",
+        type="custom_message",
+        timestamp="2026-01-01T00:00:00.000Z",
+        role=None,
+        custom_type="ct",
+        text="[ct]: c",
+        label=None,
+    )
     with pytest.raises(EntryNotFoundError):
         entry_summary(src, "zz")
 

@@ -21,7 +21,8 @@ from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.manager import SessionManager
 from sessiontree.core.paths import PathEnv
 from sessiontree.core.store import FileSessionStorage
-from sessiontree.core.view import EntriesTreeSource, _flatten, as_tree_source, build_view, display_text
+from sessiontree.core.view import EntriesTreeSource, as_tree_source, build_view, display_text
+from sessiontree.core.view.flatten import flatten
 
 ENTRY_IDS = [f"e{i}" for i in range(14)]
 CALL_IDS = ["c0", "c1", "c2", "c3"]
@@ -72,7 +73,7 @@ def scenario(draw: Any) -> tuple[list[dict[str, Any]], list[tuple[str, Any]]]:
 
 def scratch_texts(src: Any, leaf: str | None) -> dict[str, str]:
     """The text of every tree entry with the map built from scratch, the selector's way."""
-    ids = _flatten(src, leaf).ids
+    ids = flatten(src, leaf).ids
     m: dict[Any, dict[str, Any]] = {}
     for eid in ids:
         entry = src.get_entry(eid)

@@ -24,7 +24,7 @@ from sessiontree.core import view as core_view
 from sessiontree.core.discovery import display_name_of_manager
 from sessiontree.core.errors import EntryNotFoundError
 from sessiontree.core.format.jsonl import scrub_surrogates, scrub_text
-from sessiontree.core.tree_art import SHORT_ART_WIDTH
+from sessiontree.core.view.tree_art import SHORT_ART_WIDTH
 
 
 def _s(value: Any) -> Any:

@@ -1,0 +1,61 @@
+"""What the view keeps per tree source: flattened trees, filtered row lists, search texts.
+
+The flattened order and the prefix structure come from skeletons only and are kept per
+(version, leaf); the filtered row list per (version, leaf, filter, search, home); the text a
+search matches per entry until the source's stored entries change. `cache_of` gives a
+source its cache, held as long as the source lives and no longer.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+from collections.abc import Hashable
+from typing import Any
+
+from .flatten import Filtered, Flat
+from .tool_calls import CallIndex
+
+__all__ = ["ViewCache", "cache_of", "cache_put"]
+
+
+class ViewCache:
+    """Per-source caches of flattened trees, filtered lists and searchable text."""
+
+    def __init__(self) -> None:
+        self.flat: OrderedDict[Hashable, Flat] = OrderedDict()
+        self.filtered: OrderedDict[Hashable, Filtered] = OrderedDict()
+        self.search_version: Hashable = None
+        self.search_text: dict[str, str] = {}  # lowercased, without label and tool-call display
+        self.search_order: dict[str, Any] = {}  # the file order of the entry each text is of
+        # toolResult entries: the call id whose display their searchable text also holds
+        # (resolved at query time), the fallback display (no call found, lowercased) and
+        # the length of the text without it
+        self.search_call: dict[str, tuple[Hashable, str, int]] = {}
+        # toolResult entries whose text holds their call's display (an id one message has),
+        # valid for `search_tool_key`: (the call index, its generation, the home)
+        self.search_folded: dict[str, tuple[Hashable, str, int]] = {}
+        self.search_tool_key: Hashable = None
+        self.call_index: CallIndex | None = None
+
+
+_CACHES: weakref.WeakKeyDictionary[Any, ViewCache] = weakref.WeakKeyDictionary()
+
+
+def cache_of(source: Any) -> ViewCache:
+    """The cache of ``source`` (a new one for a source that cannot be weakly referenced)."""
+    try:
+        cache = _CACHES.get(source)
+    except TypeError:
+        return ViewCache()
+    if cache is None:
+        cache = _CACHES[source] = ViewCache()
+    return cache
+
+
+def cache_put(od: OrderedDict[Hashable, Any], key: Hashable, value: Any, keep: int) -> None:
+    """Put ``key`` last in ``od``, dropping the oldest entries beyond ``keep``."""
+    od[key] = value
+    od.move_to_end(key)
+    while len(od) > keep:
+        od.popitem(last=False)

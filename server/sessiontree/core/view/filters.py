@@ -1,0 +1,122 @@
+"""The filter modes of the selector and the rows each keeps (tree-view-rules.md).
+
+An assistant message without text is hidden unless it is the leaf or ended otherwise than
+by a plain stop; then the mode decides (``default`` hides settings entries, ``no-tools``
+also tool results, ``user-only`` keeps user messages, ``labeled-only`` labelled entries,
+``all`` everything); a search narrows the result (`search`).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Mapping
+from typing import Any, Final
+
+from .cache import ViewCache
+from .flatten import Filtered, Flat
+from .search import search_rows
+from .source import TreeSource
+
+__all__ = [
+    "FILTER_MODES",
+    "FILTER_SUFFIXES",
+    "SETTINGS_TYPES",
+    "keeps",
+    "next_filter",
+    "visible_rows",
+    "visible_rows_extended",
+]
+
+FILTER_MODES: Final[tuple[str, ...]] = ("default", "no-tools", "user-only", "labeled-only", "all")
+"""The filter modes in the selector's cycle order (Ctrl+O forward, Shift+Ctrl+O back)."""
+
+FILTER_SUFFIXES: Final[Mapping[str, str]] = {
+    "default": "",
+    "no-tools": " [no-tools]",
+    "user-only": " [user]",
+    "labeled-only": " [labeled]",
+    "all": " [all]",
+}
+"""The footer suffix of each filter mode."""
+
+SETTINGS_TYPES: Final = frozenset({"label", "custom", "model_change", "thinking_level_change"})
+
+
+def next_filter(mode: str, direction: int = 1) -> str:
+    """The mode after ``mode`` in the cycle (``direction`` -1 goes back)."""
+    i = FILTER_MODES.index(mode) if mode in FILTER_MODES else 0
+    return FILTER_MODES[(i + (1 if direction >= 0 else -1)) % len(FILTER_MODES)]
+
+
+def keeps(sk: Any, eid: str, leaf_id: str | None, mode: str, labels: Mapping[str, str]) -> bool:
+    """The assistant rule and the filter mode (search is applied separately)."""
+    etype = sk.type
+    role = sk.role if etype == "message" else None
+    if role == "assistant" and eid != leaf_id and not sk.has_text:
+        stop = sk.stop_reason
+        if not stop or stop in ("stop", "toolUse"):
+            return False
+    if mode == "default":
+        return etype not in SETTINGS_TYPES
+    if mode == "no-tools":
+        return etype not in SETTINGS_TYPES and role != "toolResult"
+    if mode == "user-only":
+        return role == "user"
+    if mode == "labeled-only":
+        return eid in labels
+    return True
+
+
+def visible_rows(
+    source: TreeSource,
+    cache: ViewCache,
+    flat: Flat,
+    leaf_id: str | None,
+    mode: str,
+    tokens: list[str],
+    home: str,
+) -> list[int]:
+    labels = source.labels
+    skeleton = source.lookups()[0]
+    out: list[int] = []
+    for i, eid in enumerate(flat.ids):
+        sk = skeleton(eid)
+        if sk is not None and keeps(sk, eid, leaf_id, mode, labels):
+            out.append(i)
+    return search_rows(source, cache, flat, out, tokens, home) if tokens else out
+
+
+def visible_rows_extended(
+    source: TreeSource,
+    cache: ViewCache,
+    flat: Flat,
+    prev: Filtered,
+    mode: str,
+    tokens: list[str],
+    home: str,
+) -> list[int] | None:
+    """The rows of an extended flat from the previous rows (see `extend`)."""
+    if flat.extended_from is None:
+        return None
+    _, old_leaf, p, k = flat.extended_from
+    chain = flat.ids[p + 1 : p + 1 + k]
+    skeleton = source.skeleton
+    labels = source.labels
+    sks = [skeleton(eid) for eid in chain]
+    if any(sk is None or sk.type == "label" for sk in sks):
+        return None  # a label may change rows anywhere
+    leaf = flat.leaf
+    cut = bisect_right(prev.rows, p)
+    head = prev.rows[:cut]
+    if head and head[-1] == p:
+        old_sk = skeleton(old_leaf)
+        if old_sk is None or not keeps(old_sk, old_leaf, leaf, mode, labels):
+            head.pop()  # the old leaf is no longer exempt from the assistant rule
+    new = [
+        p + 1 + j
+        for j, (eid, sk) in enumerate(zip(chain, sks, strict=True))
+        if keeps(sk, eid, leaf, mode, labels)
+    ]
+    if tokens and new:
+        new = search_rows(source, cache, flat, new, tokens, home)
+    return head + new + [i + k for i in prev.rows[cut:]]

@@ -1,0 +1,278 @@
+"""Flattening: the tree as the selector's rows in order, with their indent and connector art.
+
+Children are ordered with the subtree holding the leaf first; a chain of single children
+stays at one indent; `prefix_of` draws the gutters and connectors of a row. Built from
+skeletons only, and extended in place of a full flattening when only a chain was appended
+under the leaf (what an agent does all the time).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .source import TreeSource
+
+__all__ = [
+    "Filtered",
+    "Flat",
+    "PathSet",
+    "active_path_ids",
+    "display_indent",
+    "extend",
+    "flatten",
+    "iter_active_path",
+    "prefix_of",
+]
+
+
+class PathSet:
+    """The active path's ids: a shared base plus what appends added (cheap to extend)."""
+
+    __slots__ = ("base", "extra")
+
+    def __init__(self, base: frozenset[str], extra: frozenset[str] = frozenset()) -> None:
+        self.base = base
+        self.extra = extra
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self.extra or entry_id in self.base
+
+    def extended(self, ids: Iterable[str]) -> PathSet:
+        extra = self.extra | frozenset(ids)
+        if len(extra) > 4096:
+            return PathSet(self.base | extra)
+        return PathSet(self.base, extra)
+
+
+@dataclass(slots=True)
+class Flat:
+    ids: list[str]
+    indent: list[int]
+    show_connector: list[bool]
+    is_last: list[bool]
+    gutters: list[tuple[tuple[int, bool], ...]]
+    virtual_root: list[bool]
+    just_branched: list[bool]
+    multiple_roots: bool
+    active_path: PathSet
+    leaf: str | None = None
+    leaf_index: int | None = None
+    version: Hashable = None
+    content_version: Hashable = None
+    count: int = -1  # source entry count when built (-1: unknown, no extension)
+    distinct: int = -1
+    # How this flat was made from a cached one: (previous version, previous leaf,
+    # position of the previous leaf, number of rows inserted after it).
+    extended_from: tuple[Hashable, str, int, int] | None = None
+    index_of: dict[str, int] | None = None
+    prefix_cache: dict[tuple[int, int, bool, bool], tuple[Any, str]] = field(default_factory=dict)
+
+    def index(self, entry_id: str) -> int | None:
+        """The flattened position of an entry."""
+        if entry_id == self.leaf and self.leaf_index is not None:
+            return self.leaf_index
+        if self.index_of is None:
+            self.index_of = {eid: i for i, eid in enumerate(self.ids)}
+        return self.index_of.get(entry_id)
+
+
+def active_path_ids(source: TreeSource, leaf_id: str | None) -> list[str]:
+    """The leaf and its ancestors by ``parentId`` (leaf first), stopping at a repeat."""
+    return list(iter_active_path(source, leaf_id))
+
+
+def iter_active_path(source: TreeSource, leaf_id: str | None) -> Iterator[str]:
+    seen: set[str] = set()
+    cur = leaf_id
+    skeleton = source.lookups()[0]
+    while isinstance(cur, str) and cur not in seen:
+        seen.add(cur)
+        yield cur
+        sk = skeleton(cur)
+        if sk is None:
+            break
+        cur = sk.parent_id
+
+
+def flatten(source: TreeSource, leaf_id: str | None) -> Flat:
+    skeleton, children = source.lookups()
+    roots = list(children(None))
+    root_set = set(roots)
+    # Ancestors of the leaf in the tree (the subtrees that contain it).
+    contains: set[str] = set()
+    if leaf_id is not None and skeleton(leaf_id) is not None:
+        cur: Any = leaf_id
+        while isinstance(cur, str) and cur not in contains:
+            contains.add(cur)
+            if cur in root_set:
+                break
+            sk = skeleton(cur)
+            if sk is None:
+                break
+            cur = sk.parent_id
+    multi = len(roots) > 1
+    if contains and multi:
+        roots = [r for r in roots if r in contains] + [r for r in roots if r not in contains]
+    ids: list[str] = []
+    indent_l: list[int] = []
+    conn_l: list[bool] = []
+    last_l: list[bool] = []
+    gut_l: list[tuple[tuple[int, bool], ...]] = []
+    vr_l: list[bool] = []
+    jb_l: list[bool] = []
+    # (id, indent, just_branched, show_connector, is_last, gutters, is_virtual_root_child)
+    stack: list[tuple[str, int, bool, bool, bool, tuple[tuple[int, bool], ...], bool]] = []
+    n_roots = len(roots)
+    base = 1 if multi else 0
+    for i in range(n_roots - 1, -1, -1):
+        stack.append((roots[i], base, multi, multi, i == n_roots - 1, (), multi))
+    emitted: set[str] = set()
+    while stack:
+        nid, indent, jb, sc, last, gut, vr = stack.pop()
+        if nid in emitted:
+            continue  # a malformed source cannot make a row appear twice or loop
+        emitted.add(nid)
+        ids.append(nid)
+        indent_l.append(indent)
+        conn_l.append(sc)
+        last_l.append(last)
+        gut_l.append(gut)
+        vr_l.append(vr)
+        jb_l.append(jb)
+        kids = children(nid)
+        if not kids:
+            continue
+        nk = len(kids)
+        if sc and not vr:
+            disp = max(0, indent - 1) if multi else indent
+            child_gut = (*gut, (max(0, disp - 1), not last))
+        else:
+            child_gut = gut
+        if nk > 1:
+            if contains:
+                kids = [k for k in kids if k in contains] + [k for k in kids if k not in contains]
+            ci = indent + 1
+            for i in range(nk - 1, -1, -1):
+                stack.append((kids[i], ci, True, True, i == nk - 1, child_gut, False))
+        else:
+            ci = indent + 1 if (jb and indent > 0) else indent
+            stack.append((kids[0], ci, False, False, True, child_gut, False))
+    flat = Flat(
+        ids,
+        indent_l,
+        conn_l,
+        last_l,
+        gut_l,
+        vr_l,
+        jb_l,
+        multi,
+        PathSet(frozenset(active_path_ids(source, leaf_id))),
+    )
+    flat.leaf = leaf_id
+    return flat
+
+
+def extend(source: TreeSource, prev: Flat, leaf_id: str | None) -> Flat | None:
+    """The flat for ``leaf_id`` made from ``prev`` when only a chain was appended under its leaf.
+
+    This is what an agent does all the time (append to the leaf, the leaf follows), and it
+    spares a full flattening of a large session. Anything else returns None.
+    """
+    old_leaf = prev.leaf
+    if old_leaf is None or leaf_id is None or prev.count < 0:
+        return None
+    k = source.entry_count() - prev.count
+    if k <= 0 or source.distinct_count() - prev.distinct != k:
+        return None  # nothing new, or a new entry reuses an existing id
+    chain = source.appended_since(prev.count)
+    if len(chain) != k or chain[-1] != leaf_id or len(set(chain)) != k:
+        return None
+    parent = old_leaf
+    for eid in chain:
+        sk = source.skeleton(eid)
+        if sk is None or sk.parent_id != parent or list(source.children(parent)) != [eid]:
+            return None
+        parent = eid
+    if source.children(leaf_id):
+        return None
+    p = prev.index(old_leaf)
+    if p is None:
+        return None
+    indent = prev.indent[p]
+    gut = prev.gutters[p]
+    if prev.show_connector[p] and not prev.virtual_root[p]:
+        disp = max(0, indent - 1) if prev.multiple_roots else indent
+        child_gut = (*gut, (max(0, disp - 1), not prev.is_last[p]))
+    else:
+        child_gut = gut
+    ci = indent + 1 if (prev.just_branched[p] and indent > 0) else indent
+    at = p + 1
+    flat = Flat(
+        prev.ids[:at] + chain + prev.ids[at:],
+        prev.indent[:at] + [ci] * k + prev.indent[at:],
+        prev.show_connector[:at] + [False] * k + prev.show_connector[at:],
+        prev.is_last[:at] + [True] * k + prev.is_last[at:],
+        prev.gutters[:at] + [child_gut] * k + prev.gutters[at:],
+        prev.virtual_root[:at] + [False] * k + prev.virtual_root[at:],
+        prev.just_branched[:at] + [False] * k + prev.just_branched[at:],
+        prev.multiple_roots,
+        prev.active_path.extended(chain),
+    )
+    flat.leaf = leaf_id
+    flat.leaf_index = p + k
+    flat.extended_from = (prev.version, old_leaf, p, k)
+    flat.prefix_cache = prev.prefix_cache
+    return flat
+
+
+def prefix_of(flat: Flat, i: int) -> str:
+    indent = flat.indent[i]
+    disp = max(0, indent - 1) if flat.multiple_roots else indent
+    if disp == 0:
+        return ""
+    has_conn = flat.show_connector[i] and not flat.virtual_root[i]
+    gutters = flat.gutters[i]
+    # Rows of one chain share their gutter tuple, so its id is a key; the entry holds the
+    # tuple itself so that the id cannot be reused while the entry exists.
+    key = (id(gutters), disp, has_conn, has_conn and flat.is_last[i])
+    cached = flat.prefix_cache.get(key)
+    if cached is not None and cached[0] is gutters:
+        return cached[1]
+    shows: dict[int, bool] = {}
+    for pos, show in gutters:
+        shows.setdefault(pos, show)  # the first gutter at a position wins (Array.find)
+    cells = []
+    last_level = disp - 1
+    for level in range(disp):
+        g = shows.get(level)
+        if g is not None:
+            cells.append("│  " if g else "   ")
+        elif has_conn and level == last_level:
+            cells.append("└─ " if flat.is_last[i] else "├─ ")
+        else:
+            cells.append("   ")
+    text = "".join(cells)
+    flat.prefix_cache[key] = (gutters, text)
+    return text
+
+
+def display_indent(flat: Flat, i: int) -> int:
+    indent = flat.indent[i]
+    return max(0, indent - 1) if flat.multiple_roots else indent
+
+
+@dataclass(slots=True)
+class Filtered:
+    flat: Flat
+    rows: list[int]  # indices into flat, ascending
+    selected: int | None = -1  # -1: not computed yet
+
+    def position(self, entry_id: str) -> int | None:
+        fi = self.flat.index(entry_id)
+        if fi is None:
+            return None
+        r = bisect_left(self.rows, fi)
+        return r if r < len(self.rows) and self.rows[r] == fi else None

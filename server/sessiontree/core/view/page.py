@@ -1,0 +1,214 @@
+"""`build_view`: a page of the tree as the selector renders it (rows, selection, footer)."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..format.jsonl import scrub_text
+from ..tree.context import LAST_ENTRY, _LastEntry
+from .adapters import as_tree_source
+from .cache import ViewCache, cache_of, cache_put
+from .display import display_text, home_dir
+from .filters import FILTER_MODES, FILTER_SUFFIXES, visible_rows, visible_rows_extended
+from .flatten import Filtered, display_indent, extend, flatten, iter_active_path, prefix_of
+from .source import TreeSource
+from .tool_calls import LazyToolCalls
+from .tree_art import SHORT_ART_WIDTH as _SHORT_ART_WIDTH
+from .tree_art import short_prefix
+
+__all__ = ["Row", "ViewPage", "build_view", "window_start"]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of the rendered tree (PROTOCOL.md ``Row``).
+
+    ``depth`` is the display indent (the number of 3-character prefix cells).
+    """
+
+    id: str
+    parent_id: str | None
+    type: str
+    role: str | None
+    depth: int
+    prefix: str
+    on_active_path: bool
+    is_leaf: bool
+    label: str | None
+    text: str
+    timestamp: Any
+
+    @property
+    def short_prefix(self) -> str:
+        """The art front ends show: `prefix`, cut behind a depth marker when deep (`tree_art`)."""
+        return short_prefix(self.prefix)
+
+    def line(self, full_art: bool = True) -> str:
+        """The line: prefix (the full art, or the short form), active-path marker, label, text."""
+        return (
+            (self.prefix if full_art else self.short_prefix)
+            + ("• " if self.on_active_path else "")
+            + (f"[{self.label}] " if self.label else "")
+            + self.text
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form (camelCase; absent optional fields left out)."""
+        d: dict[str, Any] = {"id": self.id, "parentId": self.parent_id, "type": self.type}
+        if self.role is not None:
+            d["role"] = self.role
+        d.update(depth=self.depth, prefix=self.prefix, onActivePath=self.on_active_path, isLeaf=self.is_leaf)
+        if len(self.prefix) > _SHORT_ART_WIDTH:
+            d["shortPrefix"] = self.short_prefix
+        if self.label is not None:
+            d["label"] = self.label
+        d.update(text=self.text, timestamp=self.timestamp)
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class ViewPage:
+    """A page of the rendered tree.
+
+    ``total`` counts all visible rows; ``selected_index`` is the absolute index (in the
+    whole filtered list, not in this page) of the leaf's row or of its nearest visible
+    ancestor, else of the last row; ``None`` when no row is visible.
+    """
+
+    rows: list[Row]
+    total: int
+    selected_index: int | None
+    leaf_id: str | None
+    offset: int = 0
+    filter: str = "default"
+
+    def footer_suffix(self) -> str:
+        """The selector's footer suffix for this page's filter mode."""
+        return FILTER_SUFFIXES.get(self.filter, "")
+
+
+def window_start(selected: int, count: int, max_rows: int) -> int:
+    """The selector's scroll window: ``max(0, min(sel - floor(max/2), count - max))``."""
+    return max(0, min(selected - max_rows // 2, count - max_rows))
+
+
+def _filtered(
+    source: TreeSource, leaf_id: str | None, mode: str, search: str | None, home: str | None = None
+) -> tuple[Filtered, ViewCache, Hashable]:
+    cache = cache_of(source)
+    version = source.version()
+    # Searchable text (without the label) of an entry does not change when others are
+    # appended: keep it until the source says stored entries may have changed.
+    content_version = source.content_version()
+    if cache.search_version != content_version:
+        cache.search_text.clear()
+        cache.search_order.clear()
+        cache.search_call.clear()
+        cache.search_folded.clear()
+        cache.search_version = content_version
+    fkey = (version, leaf_id)
+    flat = cache.flat.get(fkey)
+    if flat is None:
+        prev = next(reversed(cache.flat.values()), None)
+        if prev is not None and prev.content_version == content_version:
+            flat = extend(source, prev, leaf_id)
+        if flat is None:
+            flat = flatten(source, leaf_id)
+        flat.version = version
+        flat.content_version = content_version
+        flat.count = source.entry_count()
+        flat.distinct = source.distinct_count()
+        cache_put(cache.flat, fkey, flat, 4)
+    tokens = [t for t in scrub_text(search or "").lower().split() if t]
+    # A search also matches tool-call displays, whose paths are shortened against home.
+    shome = (home_dir() if home is None else home) if tokens else ""
+    key = (version, leaf_id, mode, tuple(tokens), shome)
+    filt = cache.filtered.get(key)
+    if filt is None:
+        rows: list[int] | None = None
+        if flat.extended_from is not None:
+            prev_version, prev_leaf, _, _ = flat.extended_from
+            prev_filt = cache.filtered.get((prev_version, prev_leaf, mode, tuple(tokens), shome))
+            if prev_filt is not None:
+                rows = visible_rows_extended(source, cache, flat, prev_filt, mode, tokens, shome)
+        if rows is None:
+            rows = visible_rows(source, cache, flat, leaf_id, mode, tokens, shome)
+        filt = Filtered(flat, rows)
+        cache_put(cache.filtered, key, filt, 8)
+    return filt, cache, version
+
+
+def _selected(filt: Filtered, source: TreeSource, leaf_id: str | None) -> int | None:
+    if filt.selected != -1:
+        return filt.selected
+    sel: int | None = None
+    if filt.rows:
+        sel = len(filt.rows) - 1
+        for eid in iter_active_path(source, leaf_id):
+            pos = filt.position(eid)
+            if pos is not None:
+                sel = pos
+                break
+    filt.selected = sel
+    return sel
+
+
+_CURRENT: Final = LAST_ENTRY
+
+
+def build_view(
+    source: Any,
+    *,
+    filter: str = "default",
+    search: str | None = None,
+    offset: int = 0,
+    limit: int | None = None,
+    leaf_id: str | _LastEntry | None = _CURRENT,
+    home: str | None = None,
+) -> ViewPage:
+    """The tree as the selector renders it, one page at a time.
+
+    ``source`` is a `TreeSource`, a ``SessionManager`` or a list of entry dicts. The leaf
+    defaults to the source's current leaf; pass ``leaf_id`` to view from another node
+    (``None``: no leaf, nothing reordered). ``offset``/``limit`` select the page.
+    """
+    if filter not in FILTER_MODES:
+        raise ValueError(f"unknown filter mode {filter!r}; expected one of {', '.join(FILTER_MODES)}")
+    src = as_tree_source(source)
+    leaf = src.get_leaf_id() if isinstance(leaf_id, _LastEntry) else leaf_id
+    filt, cache, version = _filtered(src, leaf, filter, search, home)
+    total = len(filt.rows)
+    selected = _selected(filt, src, leaf)
+    start = max(0, offset)
+    end = total if limit is None else min(total, start + max(0, limit))
+    flat = filt.flat
+    labels = src.labels
+    tool_calls = LazyToolCalls(src, cache, lambda: flat, version)
+    rows: list[Row] = []
+    page_ids = [flat.ids[filt.rows[r]] for r in range(start, end)]
+    page_entries = src.get_entries(page_ids)
+    for r, entry_or_none in zip(range(start, end), page_entries, strict=True):
+        fi = filt.rows[r]
+        eid = flat.ids[fi]
+        sk = src.skeleton(eid)
+        entry = entry_or_none or {}
+        tool_calls.start = sk.parent_id if sk is not None else None
+        label = labels.get(eid)
+        rows.append(
+            Row(
+                id=eid,
+                parent_id=entry.get("parentId"),
+                type=entry.get("type") or (sk.type if sk is not None else ""),
+                role=(entry.get("message") or {}).get("role") if entry.get("type") == "message" else None,
+                depth=display_indent(flat, fi),
+                prefix=prefix_of(flat, fi),
+                on_active_path=eid in flat.active_path,
+                is_leaf=eid == leaf,
+                label=scrub_text(label) if label else None,
+                text=scrub_text(display_text(entry, tool_calls, home)),
+                timestamp=entry.get("timestamp"),
+            )
+        )
+    return ViewPage(rows, total, selected, leaf, start, filter)

@@ -1,0 +1,208 @@
+"""Search: the text a row is matched against, and the matching of a query's tokens.
+
+A node matches when every token of the query (lowercased, split on whitespace) is in its
+searchable text: the reference's parts by entry type (tree-view-rules.md), then the row's
+display text (DIVERGENCE 9: search finds what rows show). Texts are built once per entry
+and kept until the source's stored entries change; a tool result's call display is
+resolved at query time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+from ..format.jscompat import js_string, js_trim, js_truthy
+from ..format.jsonl import scrub_text
+from .cache import ViewCache
+from .display import ToolCallMap, display_text, extract_content
+from .flatten import Flat
+from .source import TreeSource
+from .tool_calls import CallIndex, call_index
+
+__all__ = ["fill_search_text", "search_rows", "searchable_parts", "searchable_text"]
+
+
+def searchable_parts(entry: Mapping[str, Any]) -> list[str]:
+    etype = entry.get("type")
+    parts: list[str] = []
+    if etype == "message":
+        msg = entry.get("message")
+        if not isinstance(msg, Mapping):
+            return parts
+        role = msg.get("role")
+        parts.append("" if role is None else js_string(role))
+        content = msg.get("content")
+        if js_truthy(content):
+            parts.append(extract_content(content))
+        if role == "bashExecution" and js_truthy(msg.get("command")):
+            parts.append(js_string(msg.get("command")))
+    elif etype == "custom_message":
+        parts.append(js_string(entry.get("customType")))
+        content = entry.get("content")
+        parts.append(content if isinstance(content, str) else extract_content(content))
+    elif etype == "compaction":
+        parts.append("compaction")
+    elif etype == "branch_summary":
+        parts += ["branch summary", js_string(entry.get("summary") or "")]
+    elif etype == "model_change":
+        parts += ["model", js_string(entry.get("model") or "")]
+    elif etype == "thinking_level_change":
+        level = entry.get("thinkingLevel")
+        parts += ["thinking", "off" if level is None else js_string(level)]
+    elif etype == "custom":
+        parts += ["custom", js_string(entry.get("customType") or "")]
+    elif etype == "label":
+        label = entry.get("label")
+        parts += ["label", "" if label is None else js_string(label)]
+    return parts
+
+
+def _search_display(entry: Mapping[str, Any]) -> str:
+    """What of the display text a search must also match, but for a toolResult's call.
+
+    The tool-call display of a ``toolResult`` depends on which assistant message holds the
+    call (`CallIndex`), so it is added at query time; its fallback (``[toolName]``) only
+    when no call is found.
+
+    A query token holds no whitespace, and the display of a user message, an assistant
+    message with text and a bashExecution is a prefix (``user: ``) and then text the
+    searchable parts already hold (`extract_content` of the content, the command) with
+    newlines and tabs made spaces: a token found in that display is found in the prefix
+    or in those parts. So for those only the prefix is kept, which matches alike and
+    spares building the display of every entry at the first search.
+    """
+    if entry.get("type") == "message":
+        msg = entry.get("message")
+        if isinstance(msg, Mapping):
+            role = msg.get("role")
+            if role == "toolResult":
+                if isinstance(msg.get("toolCallId"), Hashable):
+                    return ""
+            elif role == "user":
+                return "user:"
+            elif role == "assistant":
+                if js_trim(extract_content(msg.get("content"))):
+                    return "assistant:"
+            elif role == "bashExecution":
+                command = msg.get("command")
+                if command is None or command == "" or js_truthy(command):
+                    return "[bash]:"
+    return display_text(entry)
+
+
+def searchable_text(
+    entry: Mapping[str, Any],
+    label: str | None = None,
+    tool_calls: ToolCallMap | None = None,
+    home: str | None = None,
+) -> str:
+    """The text a search query is matched against (not lowercased).
+
+    The reference's parts (the label, then the parts of ``tree-view-rules.md`` by entry
+    type), then the row's display text (DIVERGENCES 9: search finds what rows show, e.g. a
+    path shown as ``[read: src/x.py]``), so the matches are a superset of the reference's.
+    ``tool_calls`` and ``home`` are those of `display_text`.
+    """
+    parts = [label] if label else []
+    parts += searchable_parts(entry)
+    shown = display_text(entry, tool_calls, home)
+    if shown:
+        parts.append(shown)
+    return " ".join(parts)
+
+
+_SEARCH_BATCH = 4096
+
+
+def fill_search_text(source: TreeSource, cache: ViewCache, ids: list[str]) -> None:
+    texts = cache.search_text
+    orders = cache.search_order
+    calls = cache.search_call
+    folded = cache.search_folded
+    skeleton = source.skeleton
+    missing = []
+    for eid in ids:
+        if eid in texts:
+            sk = skeleton(eid)
+            # a later entry with the same id replaces the earlier one
+            if sk is None or sk.order == orders.get(eid):
+                continue
+        missing.append(eid)
+    for start in range(0, len(missing), _SEARCH_BATCH):
+        chunk = missing[start : start + _SEARCH_BATCH]
+        entries = source.get_entries(chunk)
+        for eid, entry in zip(chunk, entries, strict=True):
+            # Matched as shown: a lone surrogate is U+FFFD (docs/storage-format.md).
+            if entry is None:
+                texts[eid] = ""
+            else:
+                parts = searchable_parts(entry)
+                # DIVERGENCE 9: the display text too, so a search finds what the row shows.
+                shown = _search_display(entry)
+                if shown:
+                    parts.append(shown)
+                text = texts[eid] = scrub_text(" ".join(parts)).lower()
+                calls.pop(eid, None)
+                folded.pop(eid, None)
+                if not shown and entry.get("type") == "message":
+                    fallback = scrub_text(display_text(entry)).lower()
+                    calls[eid] = (entry["message"].get("toolCallId"), fallback, len(text))
+            sk = skeleton(eid)
+            orders[eid] = sk.order if sk is not None else None
+
+
+def search_rows(
+    source: TreeSource, cache: ViewCache, flat: Flat, indices: list[int], tokens: list[str], home: str
+) -> list[int]:
+    ids = flat.ids
+    fill_search_text(source, cache, [ids[i] for i in indices])
+    labels = source.labels
+    texts = cache.search_text
+    calls = cache.search_call
+    folded = cache.search_folded
+    ci: CallIndex | None = None
+    if calls or folded:
+        ci = call_index(source, cache, flat)
+        key = (ci, ci.gen, home)
+        if cache.search_tool_key != key:
+            # an owner changed (or the index or home): take the folded displays out again
+            for eid, kept in folded.items():
+                texts[eid] = texts[eid][: kept[2]]
+                calls[eid] = kept
+            folded.clear()
+            cache.search_tool_key = key
+    one = tokens[0] if len(tokens) == 1 else None
+    matched: list[int] = []
+    # A token holds no whitespace, so it is in the searchable text (parts joined by single
+    # spaces) exactly when it is in one of the parts: the cached text (lowercased) or the
+    # label; nothing is joined or lowercased per query but a row's label.
+    for i in indices:
+        eid = ids[i]
+        text = texts[eid]
+        call = calls.get(eid)
+        if call is not None:
+            # The tool call this toolResult row shows, as the page resolves it. The call of
+            # an id only one message has is the same in every flattened order: it is
+            # folded into the cached text until the call index says an owner changed.
+            # An id several messages share is resolved for this order every time.
+            assert ci is not None
+            owner = ci.owner.get(call[0])
+            if owner is not None:
+                text = texts[eid] = f"{text} {ci.shown(owner, call[0], home)}"
+                folded[eid] = call
+                del calls[eid]
+            else:
+                shown = ci.display(call[0], flat, home)
+                text = f"{text} {call[1] if shown is None else shown}"
+        label = labels.get(eid)
+        if label:
+            low = scrub_text(label).lower()
+            ok = all(t in text or t in low for t in tokens)
+        elif one is not None:
+            ok = one in text
+        else:
+            ok = all(t in text for t in tokens)
+        if ok:
+            matched.append(i)
+    return matched
