@@ -67,7 +67,7 @@ def _os_reason(exc: OSError) -> str:
 
 
 def _why_not_a_session(path: str, fallback: str) -> str:
-    from sessiontree.core.doctor import not_a_session_reason
+    from sessiontree.core.sources.sniff import not_a_session_reason
 
     try:
         with open(path, "rb") as f:
@@ -87,7 +87,7 @@ def unusable_file(path: str) -> str | None:
     if not stat.S_ISREG(st.st_mode):
         return _mode_kind(st.st_mode)
     if st.st_size == 0:
-        from sessiontree.core.doctor import not_a_session_reason
+        from sessiontree.core.sources.sniff import not_a_session_reason
 
         return not_a_session_reason(b"")
     return None

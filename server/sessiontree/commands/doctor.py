@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _unusable_reason(path: str, problem: Any) -> str:
     if problem.kind == "empty":
-        from sessiontree.core.doctor import not_a_session_reason
+        from sessiontree.core.sources.sniff import not_a_session_reason
 
         return str(not_a_session_reason(b""))
     return str(problem.message)

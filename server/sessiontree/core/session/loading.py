@@ -24,6 +24,7 @@ from ..format.migrations import CURRENT_SESSION_VERSION, fill_missing_ids, migra
 from ..format.persistence import clean_openai_replay, has_blob_ref, resolve_blob_refs
 from ..ids import session_file_name
 from ..index import Skeleton, scan_clean
+from ..sources.sniff import not_a_session_reason
 from .base import st_int, stat_of
 from .records import LoadReport
 from .writing import Writing
@@ -178,8 +179,6 @@ class Loading(Writing):
                     reason = "no valid session header: the header has no string id"
                 else:
                     reason = "no valid session header: the first JSON line is not a session header"
-            from ..doctor import not_a_session_reason  # the big module, only for a refused file
-
             foreign = not_a_session_reason(bytes(data), values)
             if foreign is not None and foreign.startswith("not a pi session"):
                 reason = foreign  # another agent's transcript: say so (one rule, doctor's)
