@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sessiontree.core.errors import LockTimeoutError
@@ -467,3 +468,38 @@ def test_lock_excludes_another_process(tmp_path: Path) -> None:
     assert out.stdout.strip() == "busy"
     out = subprocess.run([sys.executable, "-c", code, f], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "got"
+
+
+@pytest.mark.parametrize("how", ["append", "writer"])
+def test_a_line_begun_by_another_writer_between_look_and_write_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    # Another process begins a line (in pieces) in the moment after the end was looked at:
+    # simulated by writing its first piece right after the real look.
+    import sessiontree.core.store.file as file_store
+    from sessiontree.core.format.jsonl import parse_jsonl_lenient
+
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(b'{"type":"session","id":"s"}\n')
+    real = file_store.settled_tail
+    other = os.open(f, os.O_WRONLY | os.O_APPEND)
+
+    def look_then_other_writer_begins(fd: int, *a: Any, **k: Any) -> bytes | None:
+        tail = real(fd, *a, **k)
+        os.write(other, b'{"type":"message","id":"theirs","par')
+        return tail
+
+    monkeypatch.setattr(file_store, "settled_tail", look_then_other_writer_begins)
+    storage = FileSessionStorage()
+    ours = b'{"type":"message","id":"ours"}\n'
+    if how == "append":
+        storage.append(str(f), ours)
+    else:
+        w = storage.open_writer(str(f))
+        w.write_line(ours)
+        w.close()
+    monkeypatch.setattr(file_store, "settled_tail", real)
+    os.write(other, b'entId":null}\n')  # the other writer finishes its line
+    os.close(other)
+    values = parse_jsonl_lenient(f.read_bytes()).values
+    assert [v.get("id") for v in values if isinstance(v, dict)] == ["s", "ours"]

@@ -42,9 +42,26 @@ from ..ids import IdSource
 from .guard import PathGuard
 from .locks import open_lock_file
 from .protocol import DEFAULT_LOCK_TIMEOUT, FileStat, SessionStorageWriter, whole_lines
-from .torn import separator_after, settled_tail
+from .torn import TORN_LINE_BREAKER, separator_after, settled_tail
 
 __all__ = ["FileSessionStorage", "FileSessionWriter"]
+
+
+def _append_checked(fd: int, lines: bytes) -> None:
+    """Append whole ``lines`` to the ``O_APPEND`` descriptor ``fd``, never losing them.
+
+    The file's end is looked at first (`settled_tail`: another writer's line still in flight
+    is waited for). Another writer that writes its lines in pieces can still begin one in
+    the moment between that look and the write; then the first line written here is glued
+    onto its fragment. That is seen afterwards (the byte before this write is not a newline)
+    and the lines are written once more behind a breaker line, so nothing acknowledged is
+    lost: the glued line is garbage to every reader, the copy is whole.
+    """
+    payload = separator_after(settled_tail(fd)) + lines
+    _write_all(fd, payload)
+    start = os.lseek(fd, 0, os.SEEK_CUR) - len(payload)
+    if start > 0 and payload[:1] != b"\n" and os.pread(fd, 1, start - 1) != b"\n":
+        _write_all(fd, TORN_LINE_BREAKER + b"\n" + lines)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -120,8 +137,7 @@ class FileSessionWriter:
                 self._fd = _open_append(self.path, self._guard)
             elif self._guard is not None:
                 _still_named(self._guard, self.path, self._fd)
-            payload = separator_after(settled_tail(self._fd)) + whole_lines(data)
-            _write_all(self._fd, payload)
+            _append_checked(self._fd, whole_lines(data))
         except Exception as exc:
             self._latch(exc)
             raise
@@ -277,7 +293,7 @@ class FileSessionStorage:
             return
         fd = _open_append(path, self.guard)
         try:
-            _write_all(fd, separator_after(settled_tail(fd)) + payload)
+            _append_checked(fd, payload)
         finally:
             os.close(fd)
 

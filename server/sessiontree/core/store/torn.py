@@ -73,7 +73,7 @@ def _unterminated_tail(fd: int) -> bytes | None:
 #: A file that ends inside a line is only taken for torn (another writer crashed) once
 #: nobody has written to it for this long; before that the line may still be in flight
 #: (another writer's `write` in pieces), and a separator would split it.
-TORN_QUIET_SECONDS = 1.0
+TORN_QUIET_SECONDS = 2.0
 #: The longest an append waits for another writer's unfinished line.
 TORN_WAIT_MAX_SECONDS = 10.0
 
