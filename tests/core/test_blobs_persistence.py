@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from sessiontree.core.errors import BlobError
-from sessiontree.core.format.blobs import BlobStore, make_blob_ref, parse_blob_ref
+from sessiontree.core.format.blobs import make_blob_ref, parse_blob_ref
 from sessiontree.core.format.jscompat import utf16_length
 from sessiontree.core.format.jsonl import dumps_line, parse_session_entries
 from sessiontree.core.format.persistence import (
@@ -21,6 +21,7 @@ from sessiontree.core.format.persistence import (
     serialize_entry_for_persistence,
 )
 from sessiontree.core.store import MemorySessionStorage
+from sessiontree.core.store.blobs import BlobStore
 from shared_data import real_v1_session
 
 LIMIT = 500_000

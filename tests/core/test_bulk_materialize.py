@@ -16,12 +16,12 @@ from typing import Any
 
 import orjson
 import pytest
-from sessiontree.core.format.blobs import BlobStore
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.index import gc_paused
 from sessiontree.core.manager import SessionManager, SessionTreeNode
 from sessiontree.core.paths import PathEnv
 from sessiontree.core.store import FileSessionStorage
+from sessiontree.core.store.blobs import BlobStore
 from sessiontree.core.view import entry_summaries_bulk, entry_summary
 from sessiontree.lsp import mapping
 from sessiontree.lsp.features.tree import tree_json

@@ -9,12 +9,12 @@ from typing import Any
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sessiontree.core.format.blobs import BlobStore
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.index import IndexCache, compute_has_text, scan_clean
 from sessiontree.core.manager import SessionManager
 from sessiontree.core.paths import PathEnv
 from sessiontree.core.store import FileSessionStorage
+from sessiontree.core.store.blobs import BlobStore
 
 HEADER = {"type": "session", "version": 3, "id": "sess", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}
 

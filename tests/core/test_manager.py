@@ -11,11 +11,11 @@ from typing import Any
 import orjson
 import pytest
 from sessiontree.core.errors import EntryNotFoundError, PersistError
-from sessiontree.core.format.blobs import BlobStore
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.manager import SessionManager
 from sessiontree.core.paths import PathEnv
 from sessiontree.core.store import FileSessionStorage
+from sessiontree.core.store.blobs import BlobStore
 
 
 def user(text: str) -> dict[str, Any]:

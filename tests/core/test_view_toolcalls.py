@@ -16,11 +16,11 @@ from typing import Any
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sessiontree.core.format.blobs import BlobStore
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.manager import SessionManager
 from sessiontree.core.paths import PathEnv
 from sessiontree.core.store import FileSessionStorage
+from sessiontree.core.store.blobs import BlobStore
 from sessiontree.core.view import EntriesTreeSource, as_tree_source, build_view, display_text
 from sessiontree.core.view.flatten import flatten
 

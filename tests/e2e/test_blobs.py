@@ -9,7 +9,7 @@ import pytest
 from e2e_helpers import World, call
 from pytest_lsp import LanguageClient
 from sessiontree.core import paths
-from sessiontree.core.format.blobs import BlobStore
+from sessiontree.core.store.blobs import BlobStore
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

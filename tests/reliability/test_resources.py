@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sessiontree.core.format.blobs import MAX_BLOB_BYTES, BlobStore
+from sessiontree.core.store.blobs import MAX_BLOB_BYTES, BlobStore
 
 from .helpers import header, message, write_session
 from .rawlsp import RawLsp

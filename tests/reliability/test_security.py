@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 from sessiontree.core import SessionManager
 from sessiontree.core.errors import BlobError, InvalidSessionFileError
-from sessiontree.core.format.blobs import BlobStore, parse_blob_ref
+from sessiontree.core.format.blobs import parse_blob_ref
+from sessiontree.core.store.blobs import BlobStore
 
 from .helpers import chain, header, message, write_session
 from .rawlsp import RawLsp

@@ -1,7 +1,7 @@
 """sessiontree.core: the session store as a plain synchronous library.
 
 The public names mirror the reference agent's SessionManager API in Python naming (see
-`docs/architecture.md` and the spec's PYTHON-API.md). Names are loaded on first access so
+`docs/architecture.md`). Names are loaded on first access so
 that importing one part of the core does not import all of it.
 """
 
@@ -28,12 +28,12 @@ if TYPE_CHECKING:
         PersistError,
         SessionTreeError,
     )
-    from .format.blobs import BlobStore
     from .format.jsonl import load_entries_from_file, parse_session_entries
     from .format.migrations import CURRENT_SESSION_VERSION, migrate_session_entries
     from .index import EntryIndex, Skeleton
     from .session import LoadReport, SessionManager, SessionTreeNode
     from .store import FileSessionStorage, MemorySessionStorage
+    from .store.blobs import BlobStore
     from .tree.context import SessionContext, build_session_context
     from .tree.messages import convert_to_llm
 
@@ -53,7 +53,7 @@ _EXPORTS: dict[str, str] = {
     "convert_to_llm": "tree.messages",
     "FileSessionStorage": "store",
     "MemorySessionStorage": "store",
-    "BlobStore": "format.blobs",
+    "BlobStore": "store.blobs",
     "parse_session_entries": "format.jsonl",
     "load_entries_from_file": "format.jsonl",
     "migrate_session_entries": "format.migrations",

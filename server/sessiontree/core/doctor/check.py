@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..format.blobs import BLOB_REF_PREFIX, MAX_BLOB_BYTES, is_blob_hash
+from ..format.blobs import BLOB_REF_PREFIX, is_blob_hash
 from ..format.jsonl import parse_jsonl_lenient
 from ..format.migrations import CURRENT_SESSION_VERSION
 from ..sources.sniff import not_a_session_reason
+from ..store.blobs import MAX_BLOB_BYTES
 from .report import DoctorError, DoctorReport, Problem
 
 __all__ = ["check_bytes", "check_file", "default_blobs_dir", "read_regular_file"]

@@ -1,5 +1,5 @@
 """The persistence transform applied to every entry before it is written, and what
-loading does to an entry (reference-behavior.md §5, §8 and §9).
+loading does to an entry (docs/storage-format.md "The persistence transform").
 
 Before writing: keys ``partialJson``/``jsonlEvents`` are removed at any depth; a data URL
 under the key ``image_url`` goes to the blob store (any size); a string longer than 500,000
@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from .blobs import BLOB_REF_BYTES, BlobStore, make_blob_ref, parse_blob_ref
+from .blobs import BLOB_REF_BYTES, Blobs, make_blob_ref, parse_blob_ref
 from .jscompat import decode_base64_lenient, js_utf8, utf16_length
 from .jsonl import dumps_line, needs_js_number_fixup
 
@@ -76,7 +76,7 @@ def _is_image_to_externalize(item: object) -> bool:
     )
 
 
-def _transform(value: Any, key: str | None, blobs: BlobStore | None) -> Any:
+def _transform(value: Any, key: str | None, blobs: Blobs | None) -> Any:
     if isinstance(value, str):
         if key == "image_url" and blobs is not None and _is_data_url(value):
             return blobs.put(js_utf8(value)).ref
@@ -136,7 +136,7 @@ def _may_change(entry: Any) -> bool:
     return any(p in probe for p in _PROBES)
 
 
-def prepare_entry_for_persistence(entry: Any, blobs: BlobStore | None) -> Any:
+def prepare_entry_for_persistence(entry: Any, blobs: Blobs | None) -> Any:
     """Apply the persistence transform to one entry (or header).
 
     Returns ``entry`` itself when nothing changes, otherwise a new object sharing the
@@ -148,7 +148,7 @@ def prepare_entry_for_persistence(entry: Any, blobs: BlobStore | None) -> Any:
     return _transform(entry, None, blobs)
 
 
-def serialize_entry_for_persistence(entry: Any, blobs: BlobStore | None) -> bytes:
+def serialize_entry_for_persistence(entry: Any, blobs: Blobs | None) -> bytes:
     """``dumps_line(prepare_entry_for_persistence(entry, blobs))`` with one serialization
     for clean entries (the common case of a full rewrite): the line, without its newline."""
     try:
@@ -162,7 +162,7 @@ def serialize_entry_for_persistence(entry: Any, blobs: BlobStore | None) -> byte
     return out
 
 
-def _resolve_image_blocks(content: object, blobs: BlobStore, missing: list[str]) -> None:
+def _resolve_image_blocks(content: object, blobs: Blobs, missing: list[str]) -> None:
     if not isinstance(content, list):
         return
     for block in content:
@@ -178,7 +178,7 @@ def _resolve_image_blocks(content: object, blobs: BlobStore, missing: list[str])
             block["data"] = base64.b64encode(data).decode("ascii")
 
 
-def _get_blob(blobs: BlobStore, digest: str) -> bytes | None:
+def _get_blob(blobs: Blobs, digest: str) -> bytes | None:
     try:
         return blobs.get(digest)
     except Exception:
@@ -186,7 +186,7 @@ def _get_blob(blobs: BlobStore, digest: str) -> bytes | None:
         return None
 
 
-def _resolve_image_urls(value: Any, blobs: BlobStore, missing: list[str]) -> None:
+def _resolve_image_urls(value: Any, blobs: Blobs, missing: list[str]) -> None:
     stack = [value]
     while stack:
         node = stack.pop()
@@ -205,8 +205,8 @@ def _resolve_image_urls(value: Any, blobs: BlobStore, missing: list[str]) -> Non
             stack.extend(v for v in node if isinstance(v, dict | list))
 
 
-def resolve_blob_refs(entry: Any, blobs: BlobStore) -> list[str]:
-    """Resolve blob references of a loaded entry in place (reference §9).
+def resolve_blob_refs(entry: Any, blobs: Blobs) -> list[str]:
+    """Resolve blob references of a loaded entry in place.
 
     Image blocks in ``message.content`` and ``custom_message`` ``content`` get their base64
     back; every string ``image_url`` anywhere that is a blob ref gets the stored data URL
@@ -235,7 +235,7 @@ def has_blob_ref(entry: Any) -> bool:
 
 
 def clean_openai_replay(entry: dict[str, Any]) -> bool:
-    """The reference's in-memory cleanup of OpenAI-Responses replay metadata (§5)."""
+    """The reference's in-memory cleanup of OpenAI-Responses replay metadata on load."""
     if entry.get("type") != "message":
         return False
     msg = entry.get("message")

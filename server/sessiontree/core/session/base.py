@@ -16,10 +16,10 @@ from typing import Any
 
 from .. import paths
 from ..errors import PersistError
-from ..format.blobs import BlobStore
 from ..ids import Clock, IdSource
 from ..index import EntryIndex
 from ..live import FileState, Follower
+from ..store.blobs import BlobStore
 from .reader import FileEntries
 from .records import LoadReport
 from .sidecar import Sidecar

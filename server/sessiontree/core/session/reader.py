@@ -16,9 +16,10 @@ import orjson
 
 from ..errors import ConflictError
 from ..format import jsonl, persistence
-from ..format.blobs import BLOB_REF_BYTES, BlobStore
+from ..format.blobs import BLOB_REF_BYTES
 from ..format.persistence import clean_openai_replay
 from ..index import Skeleton
+from ..store.blobs import BlobStore
 
 __all__ = ["BATCH_GAP", "BATCH_MAX", "STREAM_MAX", "FileEntries"]
 

@@ -7,6 +7,7 @@ new backend (a shared store on PostgreSQL, say) is a new module here that passes
 ``tests/core/test_storage_contract.py``.
 """
 
+from .blobs import BlobPut, BlobStore
 from .faults import Fault, FaultInjectingStorage
 from .file import FileSessionStorage, FileSessionWriter
 from .locks import lock_dir, lock_file_path
@@ -16,6 +17,8 @@ from .torn import TORN_LINE_BREAKER, separator_after, settled_tail
 
 __all__ = [
     "TORN_LINE_BREAKER",
+    "BlobPut",
+    "BlobStore",
     "Fault",
     "FaultInjectingStorage",
     "FileSessionStorage",
