@@ -132,7 +132,7 @@ def test_list_cache_follows_changes(tmp_path: Path) -> None:
     cache = str(tmp_path / "cache" / "index")
     p = write(d / "one.jsonl", [header("one"), msg("1", "user", "first")], 1000)
     assert list_sessions(str(d), cache_dir=cache)[0].message_count == 1
-    discovery._memo.clear()  # a new process: only the disk cache is left
+    discovery.summary.memo.clear()  # a new process: only the disk cache is left
     write(p, [header("one"), msg("1", "user", "first"), msg("2", "user", "second")], 1001)
     again = list_sessions(str(d), cache_dir=cache)
     assert again[0].message_count == 2
