@@ -41,6 +41,16 @@ def main() -> None:
             sm.flush()
             say("ack", eid)
             i += 1
+    elif mode == "cached":
+        # Appends to a file that is reopened every round through the sidecar index cache
+        # (a warm open that indexes only what was appended since the cache was written).
+        sm = SessionManager.open(path, cache_dir=sys.argv[3], cache_min_bytes=1)
+        i = len(sm.get_entries())
+        while True:
+            eid = sm.append_message(msg("user" if i % 2 == 0 else "assistant", f"m{i} {pad}", i))
+            sm.flush()
+            say("ack", eid)
+            i += 1
     elif mode == "first":
         sm = SessionManager.create(sys.argv[3], session_dir=os.path.dirname(path))
         say("file", sm.get_session_file() or "")

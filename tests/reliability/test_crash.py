@@ -23,7 +23,7 @@ from sessiontree.core.format.jsonl import parse_jsonl_lenient
 from .helpers import chain, real_v1_fixture, write_session
 
 CHILD = str(Path(__file__).with_name("crash_child.py"))
-ROUNDS = {"append": 10, "first": 6, "migrate": 8, "setname": 6, "fork": 5, "branched": 5}
+ROUNDS = {"append": 10, "cached": 10, "first": 6, "migrate": 8, "setname": 6, "fork": 5, "branched": 5}
 RNG = random.Random(int(os.environ.get("CRASH_SEED", "20261129")))
 
 
@@ -87,6 +87,23 @@ def test_kill_during_appends(tmp_path: Path) -> None:
         assert not parse_jsonl_lenient(f.read_bytes()).skipped_lines
         survived += 1
     assert survived == ROUNDS["append"]
+
+
+def test_kill_during_appends_to_a_file_reopened_through_the_index_cache(tmp_path: Path) -> None:
+    # One file grows over the rounds; every round opens it warm from the sidecar cache,
+    # and what any earlier round acknowledged must still be there (and in the context).
+    f = tmp_path / "cached.jsonl"
+    cache = tmp_path / "cache"
+    write_session(f, chain(30, seed=7))
+    acked: list[str] = []
+    for r in range(ROUNDS["cached"]):
+        reports = run_and_kill("cached", f, str(cache), max_delay=0.25)
+        acked += [w[1] for w in reports if w[0] == "ack"]
+        sm = SessionManager.open(str(f), read_only=True, cache_dir=str(cache))
+        ids = set(sm.index.order())
+        assert not [a for a in acked if a not in ids], f"round {r}: acknowledged entries lost"
+        assert sm.build_session_context().messages
+    assert acked
 
 
 def test_kill_during_first_write(tmp_path: Path) -> None:
@@ -175,4 +192,4 @@ def test_kill_during_fork_and_branched_session(tmp_path: Path, mode: str) -> Non
 
 
 def test_rounds_total() -> None:
-    assert sum(ROUNDS.values()) == 40
+    assert sum(ROUNDS.values()) == 50
