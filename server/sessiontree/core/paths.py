@@ -1,5 +1,5 @@
 """Where sessions live: the agent dir, the sessions root, per-cwd directory names, the blob
-dir and terminal breadcrumbs (reference-behavior.md §1).
+dir and terminal breadcrumbs (docs/storage-format.md "Layout on disk").
 
 Everything that depends on the machine (environment variables, the home and temp dirs,
 the terminal) comes from a :class:`PathEnv`, which tests build by hand; the default is

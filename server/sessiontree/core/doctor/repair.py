@@ -26,7 +26,7 @@ __all__ = ["quarantine_name", "repair_file", "repaired_bytes"]
 
 
 def quarantine_name(path: str, clock_ms: int | None = None) -> str:
-    """The name of the quarantine copy kept beside `path` (`core/backups.py`: one naming
+    """The name of the quarantine copy kept beside `path` (`format/backups.py`: one naming
     scheme for every copy), which is not a `*.jsonl` and so never listed as a session."""
     from datetime import UTC, datetime
 

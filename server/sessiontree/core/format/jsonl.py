@@ -1,6 +1,6 @@
 """The lenient JSONL parser (reference semantics plus reporting) and JS-compatible output.
 
-Parsing follows the reference agent's streaming parser exactly (reference-behavior.md §4):
+Parsing follows the reference agent's streaming parser exactly (docs/storage-format.md):
 
 * blank and whitespace-only lines are ignored; ``\\r\\n`` is fine; the final newline is optional;
 * a value may span several lines (a newline inside a value is whitespace);

@@ -1,6 +1,6 @@
 """Session file migrations: numbered single-step functions chained by one loop.
 
-Semantics follow reference-behavior.md §6 exactly (the file stays compatible with the
+Semantics follow the reference agent's migrations exactly (docs/storage-format.md; the file stays compatible with the
 reference agent): v1 → v2 gives every non-header entry an id (derived from the file, the
 same on every read: DIVERGENCES 10) and a linear parent chain
 and turns ``firstKeptEntryIndex`` into ``firstKeptEntryId``; v2 → v3 renames the message
@@ -115,7 +115,7 @@ def _id_factory(new_id: NewId | None) -> Callable[[], str]:
         return new_id
     source = new_id
     # The reference hands the generator an empty set that is never filled in, so the
-    # v1 -> v2 migration does no collision checking at all (reference §3).
+    # v1 -> v2 migration does no collision checking at all.
     return lambda: source.new_entry_id(frozenset())
 
 

@@ -289,7 +289,7 @@ def _mask_surrogates(data: bytes, start: int, stop: int, lines: dict[int, Any]) 
     """`data[start:stop]` with lone surrogate escapes masked for msgspec, which refuses them
     (same length, so offsets hold), or None when there are none. The lines that had one
     are parsed with the lenient parser into `lines` (line start -> value): their skeletons
-    must hold the real strings, the ones `_entry_from_line` materializes."""
+    must hold the real strings, the ones `session.reader.FileEntries` materializes."""
     from ..format.jsonl import mask_lone_surrogate_escapes, parse_jsonl_lenient
 
     found: list[int] = []

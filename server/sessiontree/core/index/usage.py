@@ -1,7 +1,7 @@
 """Usage totals of a session: one sum, whichever way the entries arrive.
 
 Every assistant message's ``usage`` and every ``task`` tool result's ``details.usage`` add
-to the totals (reference-behavior.md §15): when a file is scanned (`scan.scan_clean` sums
+to the totals: when a file is scanned (`scan.scan_clean` sums
 the decoded lines), when an entry is held in memory (`UsageTotals.add_entry`), and when
 scans of chunks or appended lines are joined (`UsageTotals.add_totals`).
 """
@@ -16,7 +16,7 @@ __all__ = ["UsageTotals"]
 
 
 class UsageTotals(msgspec.Struct):
-    """Usage statistics summed over every assistant message and task tool result (§15)."""
+    """Usage statistics summed over every assistant message and task tool result."""
 
     input: float = 0
     output: float = 0

@@ -1,7 +1,7 @@
 """The entry constructors of a session (`Entries`, a part of `SessionManager`).
 
-One `append_*` per entry type of the file format (reference-behavior.md, the entry
-table): each builds the entry dict with its keys in the reference's order, makes it the
+One `append_*` per entry type of the file format (docs/storage-format.md, "Lines, header
+and entries"): each builds the entry dict with its keys in the reference's order, makes it the
 leaf, and hands it to the persistence pipeline (`writing`). Every constructor folds in
 other writers' lines first, so the new entry's parent is the leaf as it is on disk.
 """

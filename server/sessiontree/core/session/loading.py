@@ -131,7 +131,7 @@ class Loading(Writing):
         # A load that dropped lines does not make the next write a rewrite: a rename would
         # pull the file from under an agent that keeps it open, and its next line would be
         # lost. Appends go after the damage instead (the dropped lines stay dropped; a torn
-        # tail gets a separator once it is certainly torn: `storage.settled_tail`).
+        # tail gets a separator once it is certainly torn: `store.torn.settled_tail`).
 
     def _load_bytes(self, path: str, data: bytes, st: Any) -> None:
         nl = data.find(b"\n")

@@ -392,7 +392,7 @@ class SessionManager(Moves, Entries):
         return last_model_change_role(self._index, self._leaf_id)
 
     def get_usage_statistics(self) -> dict[str, float]:
-        """Usage summed over every assistant message and task result of the session (§15)."""
+        """Usage summed over every assistant message and task result of the session (`index.usage`)."""
         return self._index.usage.as_dict()
 
     def get_session_file(self) -> str | None:

@@ -1,7 +1,7 @@
 """Rebuilding what the model sees from a node of the session tree.
 
 `build_session_context(entries, leaf_id, by_id)` follows the reference's
-`buildSessionContext` (reference-behavior.md section 13) with two deliberate
+`buildSessionContext` (docs/tree-view.md "Context and conversion") with two deliberate
 divergences (DIVERGENCES.md):
 
 * item 3: the walk from the leaf to the root stops when it meets an entry it has already
@@ -51,7 +51,7 @@ LAST_ENTRY: Final = _LastEntry()
 
 @dataclass
 class SessionContext:
-    """The state the agent rebuilds from the path root → leaf (reference section 13).
+    """The state the agent rebuilds from the path root → leaf.
 
     ``messages`` are the agent messages in order (message entries as stored, plus the
     synthetic ``custom``, ``branchSummary`` and ``compactionSummary`` messages).
@@ -185,7 +185,7 @@ def provider_payload(compaction: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
-    """The context of a root → leaf path (steps 4-6 of reference section 13)."""
+    """The context of a root → leaf path: its state, then its messages (from the last compaction on)."""
     ctx = SessionContext()
     # DIVERGENCE 5: an explicit default model on the path beats every assistant message.
     has_default_model_change = any(

@@ -1,4 +1,4 @@
-"""Converting agent messages into the messages the model receives (reference section 14).
+"""Converting agent messages into the messages the model receives (docs/tree-view.md "Context and conversion").
 
 `convert_to_llm(messages)` maps every agent message role onto the LLM roles ``user``,
 ``assistant`` and ``toolResult``:

@@ -1,4 +1,4 @@
-"""The agent's navigation flows over a `SessionManager` (reference-behavior.md section 16).
+"""The agent's navigation flows over a `SessionManager`: moving the leaf, and branching.
 
 * `prepare_navigation` gathers what a branch summary would cover when moving the leaf
   (``collectEntriesForBranchSummary``);

@@ -1,6 +1,6 @@
 """sessiontree.core.view: the tree view model, the rows the agent's ``/tree`` selector shows.
 
-The rules are those of ``tree-view-rules.md`` (see ``docs/tree-view.md``). The view reads a
+The rules are those of the agent's selector (``docs/tree-view.md``). The view reads a
 `source.TreeSource` (`adapters` gives one for a ``SessionManager`` or a list of entries);
 `flatten` orders the rows and draws their art (`tree_art` cuts deep art short), `filters`
 and `search` choose the visible rows, `display` makes each row's text, `tool_calls`

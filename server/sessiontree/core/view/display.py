@@ -1,6 +1,6 @@
 """The display text of an entry: the one line the agent's ``/tree`` selector shows for it.
 
-`display_text` follows tree-view-rules.md by entry type (a user message's first 200
+`display_text` follows the agent's selector by entry type (a user message's first 200
 characters, an assistant's text or its stop reason, a tool result as the tool call it
 answers, ``[compaction: 12k tokens]``, ...); `format_tool_call` is the display of one tool
 call (paths shortened against the home directory). Every JavaScript rule they follow
@@ -75,7 +75,7 @@ def home_dir() -> str:
 
 
 def format_tool_call(name: Any, args: Any, home: str | None = None) -> str:
-    """The tree selector's one-line display of a tool call (tree-view-rules.md)."""
+    """The tree selector's one-line display of a tool call (docs/tree-view.md)."""
     home = home_dir() if home is None else home
     a: Mapping[str, Any] = args if isinstance(args, Mapping) else {}
 

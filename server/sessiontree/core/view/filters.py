@@ -1,4 +1,4 @@
-"""The filter modes of the selector and the rows each keeps (tree-view-rules.md).
+"""The filter modes of the selector and the rows each keeps (docs/tree-view.md).
 
 An assistant message without text is hidden unless it is the leaf or ended otherwise than
 by a plain stop; then the mode decides (``default`` hides settings entries, ``no-tools``

@@ -23,7 +23,7 @@ __all__ = ["Row", "ViewPage", "build_view", "window_start"]
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """One line of the rendered tree (PROTOCOL.md ``Row``).
+    """One line of the rendered tree (docs/protocol.md ``Row``).
 
     ``depth`` is the display indent (the number of 3-character prefix cells).
     """

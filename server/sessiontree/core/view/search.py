@@ -1,7 +1,7 @@
 """Search: the text a row is matched against, and the matching of a query's tokens.
 
 A node matches when every token of the query (lowercased, split on whitespace) is in its
-searchable text: the reference's parts by entry type (tree-view-rules.md), then the row's
+searchable text: the reference's parts by entry type (docs/tree-view.md), then the row's
 display text (DIVERGENCE 9: search finds what rows show). Texts are built once per entry
 and kept until the source's stored entries change; a tool result's call display is
 resolved at query time.
@@ -99,7 +99,7 @@ def searchable_text(
 ) -> str:
     """The text a search query is matched against (not lowercased).
 
-    The reference's parts (the label, then the parts of ``tree-view-rules.md`` by entry
+    The reference's parts (the label, then the parts of ``docs/tree-view.md`` by entry
     type), then the row's display text (DIVERGENCES 9: search finds what rows show, e.g. a
     path shown as ``[read: src/x.py]``), so the matches are a superset of the reference's.
     ``tool_calls`` and ``home`` are those of `display_text`.

@@ -23,7 +23,7 @@ __all__ = ["EntrySummary", "entry_summaries_bulk", "entry_summary"]
 
 @dataclass(frozen=True, slots=True)
 class EntrySummary:
-    """One entry in a line (PROTOCOL.md ``EntrySummary``)."""
+    """One entry in a line (docs/protocol.md ``EntrySummary``)."""
 
     id: str
     parent_id: str | None

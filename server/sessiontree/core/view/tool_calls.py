@@ -215,7 +215,7 @@ class LazyToolCalls:
     The selector fills its map with the tool calls of every assistant message in flattened
     order, a later duplicate id overwriting an earlier one. So a call id that is
     duplicated across branches resolves to the call that comes last in the flattened
-    order, which need not be the result's ancestor (tree-view-rules.md). The calls come
+    order, which need not be the result's ancestor (docs/tree-view.md). The calls come
     from the source's `CallIndex` (built once, extended on appends); only a duplicated
     id looks at the flattened order (``flat``) to pick its winner.
     """
