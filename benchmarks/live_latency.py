@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "server"), str(ROOT / "protocol")]
 
 from sessiontree.client import Client  # noqa: E402
-from sessiontree.core.manager import SessionManager  # noqa: E402
+from sessiontree.core.session import SessionManager  # noqa: E402
 
 
 def measure(appends: int, polling: bool, session: str | None = None) -> list[float]:

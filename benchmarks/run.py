@@ -251,7 +251,7 @@ def sc_list(agent_dir: str) -> dict:
 def sc_warmup() -> dict:
     """Import everything once so that the bytecode cache is written."""
     import sessiontree.client
-    import sessiontree.core.manager
+    import sessiontree.core.session
     import sessiontree.core.view
     import sessiontree.lsp.server  # noqa: F401
 

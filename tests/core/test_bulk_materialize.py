@@ -18,8 +18,8 @@ import orjson
 import pytest
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.index import gc_paused
-from sessiontree.core.manager import SessionManager, SessionTreeNode
 from sessiontree.core.paths import PathEnv
+from sessiontree.core.session import SessionManager, SessionTreeNode
 from sessiontree.core.store import FileSessionStorage
 from sessiontree.core.store.blobs import BlobStore
 from sessiontree.core.view import entry_summaries_bulk, entry_summary

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from sessiontree.core.manager import SessionManager
+from sessiontree.core.session import SessionManager
 from sessiontree.core.session import loading as mm
 from sessiontree.core.store import FileSessionStorage
 

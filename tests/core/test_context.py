@@ -287,7 +287,7 @@ def test_cycles_terminate_divergence_3() -> None:
 )
 def test_a_loop_is_cut_where_the_manager_cuts_it(tmp_path: Path, parents: dict[str, str | None]) -> None:
     # DIVERGENCES 3: the free function and the manager give one path for every leaf.
-    from sessiontree.core.manager import SessionManager
+    from sessiontree.core.session import SessionManager
 
     entries = [user(eid, pid, eid.upper()) for eid, pid in parents.items()]
     p = tmp_path / "loop.jsonl"

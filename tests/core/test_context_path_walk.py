@@ -11,7 +11,7 @@ import random
 
 import pytest
 from sessiontree.core.ids import FixedClock, IdSource
-from sessiontree.core.manager import SessionManager
+from sessiontree.core.session import SessionManager
 from sessiontree.core.session.context_walk import _materialize_context_path_slow
 
 

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.index import IndexCache, compute_has_text, scan_clean
-from sessiontree.core.manager import SessionManager
 from sessiontree.core.paths import PathEnv
+from sessiontree.core.session import SessionManager
 from sessiontree.core.store import FileSessionStorage
 from sessiontree.core.store.blobs import BlobStore
 

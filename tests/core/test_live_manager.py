@@ -17,7 +17,7 @@ import pytest
 from sessiontree.core.errors import ConflictError
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.live import ChangeKind
-from sessiontree.core.manager import SessionManager
+from sessiontree.core.session import SessionManager
 
 
 def user(text: str) -> dict:
@@ -79,7 +79,7 @@ def test_library_writer_in_another_process(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import sys
-        from sessiontree.core.manager import SessionManager
+        from sessiontree.core.session import SessionManager
         m = SessionManager.open(sys.argv[1])
         ids = [m.append_message({"role": "user", "content": f"child {i}", "timestamp": 3}) for i in range(5)]
         m.close()

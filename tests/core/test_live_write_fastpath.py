@@ -9,7 +9,7 @@ import orjson
 import pytest
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.live import ChangeKind
-from sessiontree.core.manager import SessionManager
+from sessiontree.core.session import SessionManager
 
 
 def user(text: str) -> dict:

@@ -19,8 +19,8 @@ import orjson
 import pytest
 from sessiontree.core.format.backups import copy_path, is_copy_name
 from sessiontree.core.format.migrations import migrate_session_entries
-from sessiontree.core.manager import SessionManager
 from sessiontree.core.paths import PathEnv
+from sessiontree.core.session import SessionManager
 from sessiontree.core.store import lock_file_path
 from shared_data import real_v1_session
 
@@ -114,7 +114,7 @@ def test_v1_ids_are_the_same_in_every_process(tmp_path: Path) -> None:
     real = tmp_path / "real.jsonl"
     shutil.copyfile(real_v1_session(), real)
     code = (
-        "import sys, json\nfrom sessiontree.core.manager import SessionManager\n"
+        "import sys, json\nfrom sessiontree.core.session import SessionManager\n"
         "m = SessionManager.open(sys.argv[1], read_only=True)\n"
         "print(json.dumps([e['id'] for e in m.get_entries()]))\n"
     )

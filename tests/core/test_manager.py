@@ -12,8 +12,8 @@ import orjson
 import pytest
 from sessiontree.core.errors import EntryNotFoundError, PersistError
 from sessiontree.core.ids import FixedClock, IdSource
-from sessiontree.core.manager import SessionManager
 from sessiontree.core.paths import PathEnv
+from sessiontree.core.session import SessionManager
 from sessiontree.core.store import FileSessionStorage
 from sessiontree.core.store.blobs import BlobStore
 

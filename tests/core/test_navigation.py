@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from sessiontree.core.errors import EntryNotFoundError
-from sessiontree.core.manager import SessionManager
+from sessiontree.core.session import SessionManager
 from sessiontree.core.tree.navigation import (
     InvalidBranchEntryError,
     SummaryUnavailableError,

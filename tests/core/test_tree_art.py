@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 from sessiontree.core import view
-from sessiontree.core.manager import SessionManager
+from sessiontree.core.session import SessionManager
 from sessiontree.core.view.tree_art import KEPT_CELLS, SHORT_ART_WIDTH, short_prefix
 
 

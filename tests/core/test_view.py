@@ -440,7 +440,7 @@ def test_cache_follows_appends() -> None:
 
 
 def test_manager_view_follows_appends_and_new_sessions() -> None:
-    from sessiontree.core.manager import SessionManager
+    from sessiontree.core.session import SessionManager
 
     m = SessionManager.in_memory("/tmp")
     u = m.append_message({"role": "user", "content": "one", "timestamp": 1})
@@ -456,7 +456,7 @@ def test_manager_view_follows_appends_and_new_sessions() -> None:
 
 
 def test_search_cache_survives_appends_but_not_a_new_index() -> None:
-    from sessiontree.core.manager import SessionManager
+    from sessiontree.core.session import SessionManager
 
     m = SessionManager.in_memory("/tmp")
     m.append_message({"role": "user", "content": "alpha", "timestamp": 1})

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from golden import GOLDEN as GOLDEN_ROOT
 from golden import check_golden
-from sessiontree.core.manager import SessionManager
+from sessiontree.core.session import SessionManager
 from sessiontree.core.view import FILTER_MODES, EntriesTreeSource, ViewPage, build_view
 from shared_data import real_v1_session
 

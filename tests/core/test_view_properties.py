@@ -13,7 +13,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sessiontree.core.manager import SessionManager
+from sessiontree.core.session import SessionManager
 from sessiontree.core.tree.context import build_session_context
 from sessiontree.core.tree.navigation import navigate_tree, prepare_navigation
 from sessiontree.core.view import FILTER_MODES, EntriesTreeSource, active_path_ids, build_view

@@ -17,8 +17,8 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sessiontree.core.ids import FixedClock, IdSource
-from sessiontree.core.manager import SessionManager
 from sessiontree.core.paths import PathEnv
+from sessiontree.core.session import SessionManager
 from sessiontree.core.store import FileSessionStorage
 from sessiontree.core.store.blobs import BlobStore
 from sessiontree.core.view import EntriesTreeSource, as_tree_source, build_view, display_text

@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 from sessiontree.client import Client, decode_body
-from sessiontree.core.manager import SessionManager
+from sessiontree.core.session import SessionManager
 
 REPO = Path(__file__).resolve().parents[2]
 

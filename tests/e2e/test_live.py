@@ -18,14 +18,14 @@ from typing import Any
 import orjson
 import pytest
 from sessiontree.client import Client, RpcError
-from sessiontree.core.manager import SessionManager
+from sessiontree.core.session import SessionManager
 
 REPO = Path(__file__).resolve().parents[2]
 
 WRITER = textwrap.dedent(
     """
     import sys
-    from sessiontree.core.manager import SessionManager
+    from sessiontree.core.session import SessionManager
     m = SessionManager.open(sys.argv[1])
     ids = []
     for i in range(int(sys.argv[2])):
@@ -40,7 +40,7 @@ WRITER = textwrap.dedent(
 RENAMER = textwrap.dedent(
     """
     import sys
-    from sessiontree.core.manager import SessionManager
+    from sessiontree.core.session import SessionManager
     m = SessionManager.open(sys.argv[1])
     m.append_message({"role": "user", "content": "just before the rename", "timestamp": 1})
     m.set_session_name(sys.argv[2], "user")
@@ -377,7 +377,7 @@ def test_own_writes_are_not_announced_as_external(env: Env, daemon: Client) -> N
 LABELLER = textwrap.dedent(
     """
     import sys
-    from sessiontree.core.manager import SessionManager
+    from sessiontree.core.session import SessionManager
     m = SessionManager.open(sys.argv[1])
     print(m.append_label_change(sys.argv[2], sys.argv[3]))
     m.close()

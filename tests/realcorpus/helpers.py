@@ -33,7 +33,7 @@ for _name in ("ls", "show", "tree", "context", "doctor"):
         __import__("sessiontree.commands." + _name)
     except ImportError:
         pass
-import sessiontree.core.manager, sessiontree.core.view, sessiontree.core.tree.messages
+import sessiontree.core.session, sessiontree.core.view, sessiontree.core.tree.messages
 import sessiontree.core.discovery, sessiontree.core.doctor
 
 control = sys.stdout

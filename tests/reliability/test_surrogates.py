@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from sessiontree.core import view as core_view
 from sessiontree.core.errors import InvalidSessionFileError
-from sessiontree.core.manager import SessionManager
+from sessiontree.core.session import SessionManager
 
 from .helpers import TS0, iso
 from .rawlsp import RawLsp

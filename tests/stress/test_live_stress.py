@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 import pytest
 from sessiontree.client import Client, RpcError
-from sessiontree.core.manager import SessionManager
+from sessiontree.core.session import SessionManager
 
 REPO = Path(__file__).resolve().parents[2]
 ROUNDS = 30

@@ -97,7 +97,7 @@ def open_for_viewing(verb: str, path: str) -> Any:
     """A read-only `SessionManager` on ``path``, or None after printing why it cannot be
     opened (the caller then exits with `EXIT_UNUSABLE`)."""
     from sessiontree.core.errors import InvalidSessionFileError, SessionTreeError
-    from sessiontree.core.manager import SessionManager
+    from sessiontree.core.session import SessionManager
 
     reason = unusable_file(path)
     if reason is not None:

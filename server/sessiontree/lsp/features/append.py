@@ -19,7 +19,7 @@ from sessiontree.lsp.handlers import register
 from sessiontree.lsp.server import SessionTreeServer
 
 if TYPE_CHECKING:
-    from sessiontree.core.manager import SessionManager
+    from sessiontree.core.session import SessionManager
 
 
 def append_entry(manager: SessionManager, entry: t.AppendEntry) -> str:

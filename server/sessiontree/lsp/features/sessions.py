@@ -11,7 +11,7 @@ from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
 
 from sessiontree.core import discovery, paths
-from sessiontree.core.manager import SessionManager
+from sessiontree.core.session import SessionManager
 from sessiontree.lsp import errors, mapping
 from sessiontree.lsp.features._common import (
     Progress,
