@@ -201,6 +201,46 @@ def test_no_import_cycle_in_the_core() -> None:
     assert cycles(import_graph(SERVER / "sessiontree" / "core", SERVER)) == []
 
 
+# What each room of the core may import (docs/architecture.md, "The rooms"); the files at
+# the top of core/ (errors, ids, paths) import no room.
+CORE_ROOMS: dict[str, set[str]] = {
+    "format": {"errors", "ids"},
+    "store": {"format", "errors", "ids"},
+    "index": {"format"},
+    "session": {"format", "store", "index", "live", "tree", "discovery", "sources", "errors", "ids", "paths"},
+    "live": {"format", "store", "index", "errors"},
+    "tree": {"format", "errors"},
+    "view": {"format", "index", "tree", "errors"},
+    "discovery": {"format", "store", "index", "errors", "paths"},
+    "doctor": {"format", "store", "sources", "errors", "paths"},
+    "sources": {"format"},
+    "errors": set(),
+    "ids": set(),
+    "paths": set(),
+}
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 else ""
+
+
+def test_core_rooms_import_only_what_the_map_allows() -> None:
+    graph = import_graph(SERVER / "sessiontree" / "core", SERVER)
+    found = []
+    for module, imported in sorted(graph.items()):
+        room = _room(module)
+        if room not in CORE_ROOMS:
+            continue  # the package's face (__init__) and the old import path (manager)
+        for target in sorted(imported):
+            other = _room(target)
+            if other != room and other not in CORE_ROOMS[room]:
+                found.append(
+                    f"{module} imports {target} (core/{room}/ may import {sorted(CORE_ROOMS[room])})"
+                )
+    assert found == []
+
+
 # --- the checker itself -----------------------------------------------------------------------
 
 
