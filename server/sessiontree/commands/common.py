@@ -47,15 +47,12 @@ def text(value: Any, missing: str = "") -> str:
 
 
 def _mode_kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
+    from sessiontree.core.paths import file_kind
+
+    kind = file_kind(mode)
+    if kind == "a directory":
         return "is a directory"
-    if stat.S_ISFIFO(mode):
-        return "not a regular file (a FIFO)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "not a regular file (a device)"
-    if stat.S_ISSOCK(mode):
-        return "not a regular file (a socket)"
-    return "not a regular file"
+    return kind if kind == "not a regular file" else f"not a regular file ({kind})"
 
 
 def _os_reason(exc: OSError) -> str:

@@ -23,6 +23,7 @@ __all__ = [
     "current_env",
     "encode_cwd",
     "encode_cwd_legacy",
+    "file_kind",
     "get_agent_dir",
     "get_data_dir",
     "get_default_session_dir",
@@ -351,3 +352,19 @@ def read_breadcrumb(
         return session_file if os.path.isfile(session_file) else None
     except Exception:
         return None
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, for messages: "a directory", "a FIFO",
+    "a device", "a socket", else "not a regular file"."""
+    import stat
+
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"

@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 import orjson
 
+from ..format.content import content_text
 from ..format.jscompat import date_ms
 from ..format.jsonl import parse_jsonl_lenient, scrub_text
 from ..index import default_cache_dir
@@ -52,15 +53,8 @@ class Summary(msgspec.Struct, array_like=True):
 
 
 def message_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(
-            b["text"]
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        )
-    return ""
+    """A listed message's text: its text blocks joined with a space (the reference's list)."""
+    return content_text(content, " ")
 
 
 def _parse_values(data: bytes) -> list[Any]:

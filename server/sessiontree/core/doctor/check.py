@@ -68,15 +68,9 @@ def read_regular_file(path: str | os.PathLike[str]) -> bytes:
 
 
 def _kind_of_mode(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
+    from ..paths import file_kind
+
+    return file_kind(mode)
 
 
 def default_blobs_dir(path: str | os.PathLike[str]) -> Path | None:

@@ -22,6 +22,8 @@ from typing import Any
 
 from sessiontree.core.errors import EntryNotFoundError, SessionTreeError
 
+from ..format.content import content_text
+
 __all__ = [
     "BranchResult",
     "BranchableMessage",
@@ -105,15 +107,7 @@ class BranchableMessage:
 
 def message_text(content: Any) -> str:
     """A message's text: a string as is, or its text blocks joined with nothing."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            b["text"]
-            for b in content
-            if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        )
-    return ""
+    return content_text(content)
 
 
 def _require(manager: Any, entry_id: str) -> dict[str, Any]:

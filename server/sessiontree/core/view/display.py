@@ -14,6 +14,7 @@ import os
 from collections.abc import Hashable, Mapping
 from typing import Any, Final, Protocol
 
+from ..format.content import content_text
 from ..format.jscompat import (
     UNDEFINED,
     js_get,
@@ -58,15 +59,7 @@ def extract_content(content: Any) -> str:
 
 
 def _join_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            b["text"]
-            for b in content
-            if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        )
-    return ""
+    return content_text(content)
 
 
 def home_dir() -> str:
