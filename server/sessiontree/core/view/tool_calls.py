@@ -146,20 +146,9 @@ class CallIndex:
 
     def lookup(self, call_id: Hashable, flat: Flat) -> Mapping[str, Any] | None:
         """The call as the selector's map has it for the flattened order of ``flat``."""
-        eid = self.owner.get(call_id)
+        eid = self._owner(call_id, flat)
         if eid is None:
-            lst = self.dups.get(call_id)
-            if lst is None:
-                return None
-            # Several messages have this id: the one last in the flattened order wins.
-            best = -1
-            for cand in lst:
-                pos = flat.index(cand)
-                if pos is not None and pos > best:
-                    best = pos
-                    eid = cand
-            if eid is None:
-                return None
+            return None
         name, args = self.calls[eid][call_id]
         return {"name": name, "arguments": args}
 
