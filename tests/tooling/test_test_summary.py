@@ -100,11 +100,15 @@ def test_the_real_pytest_counts(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="no make")
 def test_make_run_installs_the_runtime_only_and_make_test_runs_the_summary() -> None:
-    run = subprocess.run(["make", "-n", "-B", "run"], capture_output=True, text=True, cwd=ROOT, check=True)
+    # Run as a top-level make (this test may itself run under `make test`, whose MAKELEVEL
+    # and MAKEFLAGS would add "Entering directory" lines).
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    make = ["make", "--no-print-directory", "-n", "-B"]
+    run = subprocess.run([*make, "run"], capture_output=True, text=True, cwd=ROOT, check=True, env=env)
     installs = [line for line in run.stdout.splitlines() if "pip install" in line]
     assert installs == [".venv/bin/pip install -q -e ."], run.stdout
     assert run.stdout.splitlines()[-1] == ".venv/bin/sessiontree tree"
-    test = subprocess.run(["make", "-n", "-B", "test"], capture_output=True, text=True, cwd=ROOT, check=True)
+    test = subprocess.run([*make, "test"], capture_output=True, text=True, cwd=ROOT, check=True, env=env)
     assert ".venv/bin/pip install -q -e '.[dev]'" in test.stdout
     assert test.stdout.splitlines()[-1] == "VENV=.venv bash scripts/test-summary.sh"
     assert "make test" in (ROOT / ".ci" / "run").read_text()

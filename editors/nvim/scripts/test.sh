@@ -6,7 +6,13 @@
 # --filter="label"); SPECS picks the spec files (e.g. SPECS=tests/spec/deep_spec.lua).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
-venv="${VENV:-$root/.venv}"
+# VENV may be relative to the repository root (make passes VENV=.venv); the suite runs
+# from editors/nvim, so it is made absolute here.
+case "${VENV:-}" in
+  "") venv="$root/.venv" ;;
+  /*) venv="$VENV" ;;
+  *) venv="$root/$VENV" ;;
+esac
 export SESSIONTREE_SERVER="${SESSIONTREE_SERVER:-$venv/bin/sessiontree}"
 nvim="$venv/bin/nvim"
 if [ ! -x "$SESSIONTREE_SERVER" ]; then
