@@ -1,0 +1,196 @@
+---@mod sessiontree.view.pager Which rows of the session a sidebar has loaded
+---
+--- The buffer holds a window of the rows (`first` is the offset of `rows[1]` in the whole
+--- list): it is fetched around the leaf, grows page by page as the cursor nears either
+--- end, and is fetched again when the daemon reports a change.
+
+local client = require("sessiontree.client")
+local config = require("sessiontree.config")
+local render = require("sessiontree.view.render")
+local window = require("sessiontree.view.window")
+
+local M = {}
+
+local function view_params(state, offset, limit)
+  local p = { session = state.session, filter = state.filter, offset = offset, limit = limit }
+  if state.search and state.search ~= "" then
+    p.search = state.search
+  end
+  return p
+end
+
+local function report(err, what)
+  vim.notify(("sessiontree: %s failed: %s"):format(what, client.format_error(err)), vim.log.levels.ERROR)
+end
+
+local function accept(state, result, offset)
+  state.rows = result.rows or {}
+  state.first = offset
+  state.total = result.total or #state.rows
+  state.leaf_id = result.leafId ~= vim.NIL and result.leafId or nil
+  state.selected_index = result.selectedIndex
+end
+
+--- Fetch the rows again (after a change, a filter or a search) and redraw.
+--- opts.keep_id: keep the cursor on this entry when it is still shown (default: the row
+--- under the cursor); opts.to_selected: put the cursor on the leaf row instead.
+---@param state sessiontree.State
+---@param opts? {keep_id?: string, to_selected?: boolean, on_done?: fun()}
+function M.reload(state, opts)
+  opts = opts or {}
+  -- A reload supersedes one still in flight (its answer is dropped); keep that one's
+  -- intent (where the cursor goes) unless this one has its own.
+  if state.loading and state.intent and opts.keep_id == nil and not opts.to_selected then
+    opts = vim.tbl_extend("force", opts, state.intent)
+  end
+  state.intent = (opts.keep_id ~= nil or opts.to_selected)
+      and { keep_id = opts.keep_id, to_selected = opts.to_selected }
+    or nil
+  local page = config.get().sidebar.page_size
+  state.gen = state.gen + 1
+  local gen = state.gen
+  local offset, limit = 0, page
+  if not opts.to_selected and #state.rows > 0 then
+    offset, limit = state.first, math.max(page, #state.rows)
+  end
+  state.loading = true
+  local function done()
+    state.loading = false
+    state.intent = nil
+    if opts.on_done then
+      opts.on_done()
+    end
+  end
+  client.request(client.methods.view, view_params(state, offset, limit), function(err, result)
+    if gen ~= state.gen or not vim.api.nvim_buf_is_valid(state.buf) then
+      return
+    end
+    if err then
+      state.loading = false
+      -- the daemon restarted (or forgot the handle): open the file again, once
+      if type(err) == "table" and err.code == -32001 and state.path and not opts.reopened then
+        return client.request(client.methods.open, { path = state.path }, function(e2, res)
+          if e2 then
+            return report(e2, "session/open")
+          end
+          state.session = res.session
+          M.reload(state, vim.tbl_extend("force", opts, { reopened = true }))
+        end)
+      end
+      return report(err, "session/view")
+    end
+    local keep = opts.keep_id
+    if keep == nil and not opts.to_selected then
+      local row = window.current_row(state)
+      keep = row and row.id
+    end
+    accept(state, result, offset)
+    local sel = state.selected_index
+    local loaded = function(i)
+      return i ~= nil and i >= state.first and i < state.first + #state.rows
+    end
+    local found = false
+    if keep then
+      for _, row in ipairs(state.rows) do
+        if row.id == keep then
+          found = true
+          break
+        end
+      end
+    end
+    if found or loaded(sel) or sel == nil or state.total == 0 then
+      render.render(state)
+      if found then
+        window.focus_id(state, keep)
+      elseif sel ~= nil then
+        window.set_cursor_line(state, sel - state.first + 1)
+        if opts.to_selected then
+          window.center(state)
+        end
+      end
+      return done()
+    end
+    -- the row to show is outside the loaded window: fetch a window around it
+    local around = math.max(0, math.min(sel - math.floor(page / 2), state.total - page))
+    client.request(client.methods.view, view_params(state, around, page), function(err2, result2)
+      if gen ~= state.gen or not vim.api.nvim_buf_is_valid(state.buf) then
+        return
+      end
+      if err2 then
+        state.loading = false
+        return report(err2, "session/view")
+      end
+      accept(state, result2, around)
+      render.render(state)
+      if state.selected_index then
+        window.set_cursor_line(state, state.selected_index - state.first + 1)
+        window.center(state)
+      end
+      done()
+    end)
+  end)
+end
+
+--- Request one page of rows for paging; `apply(rows, result)` runs only when the answer
+--- still belongs to the rendered session (same generation, live buffer).
+local function fetch_page(state, offset, limit, apply)
+  local gen = state.gen
+  state.paging = true
+  client.request(client.methods.view, view_params(state, offset, limit), function(err, result)
+    state.paging = false
+    if gen ~= state.gen or not vim.api.nvim_buf_is_valid(state.buf) then
+      return
+    end
+    if err then
+      return report(err, "session/view")
+    end
+    state.total = result.total or state.total
+    apply(result.rows or {})
+    render.update_winbar(state)
+    state.renders = state.renders + 1
+  end)
+end
+
+--- Load the next (direction 1) or previous (-1) page when the cursor nears that end.
+function M.maybe_page(state)
+  if state.loading or state.paging or not window.win_valid(state) or #state.rows == 0 then
+    return
+  end
+  local page = config.get().sidebar.page_size
+  local line = vim.api.nvim_win_get_cursor(state.win)[1]
+  local margin = math.max(10, vim.api.nvim_win_get_height(state.win))
+  if line > #state.rows - margin and state.first + #state.rows < state.total then
+    fetch_page(state, state.first + #state.rows, page, function(new)
+      local base = #state.rows
+      local lines = {}
+      for i, row in ipairs(new) do
+        state.rows[base + i] = row
+        lines[i] = render.line(row)
+      end
+      render.set_lines(state, base, base, lines)
+      for i, row in ipairs(new) do
+        render.highlight_row(state, row, state.first + base + i - 1, base + i - 1)
+      end
+    end)
+  elseif line <= margin and state.first > 0 then
+    local offset = math.max(0, state.first - page)
+    fetch_page(state, offset, state.first - offset, function(new)
+      local lines = {}
+      for i, row in ipairs(new) do
+        lines[i] = render.line(row)
+      end
+      local cursor = window.win_valid(state) and vim.api.nvim_win_get_cursor(state.win)
+      render.set_lines(state, 0, 0, lines)
+      state.rows = vim.list_extend(vim.list_extend({}, new), state.rows)
+      state.first = offset
+      for i, row in ipairs(new) do
+        render.highlight_row(state, row, offset + i - 1, i - 1)
+      end
+      if cursor then
+        vim.api.nvim_win_set_cursor(state.win, { cursor[1] + #new, cursor[2] })
+      end
+    end)
+  end
+end
+
+return M

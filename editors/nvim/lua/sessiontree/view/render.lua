@@ -1,0 +1,161 @@
+---@mod sessiontree.view.render Rows into lines: text, highlights, the leaf marker, the winbar
+---
+--- Draws what a sidebar state holds; it never asks the daemon for anything.
+
+local config = require("sessiontree.config")
+local hl = require("sessiontree.highlight")
+local window = require("sessiontree.view.window")
+
+local M = {}
+
+local FOOTER = {
+  ["default"] = "",
+  ["no-tools"] = " [no-tools]",
+  ["user-only"] = " [user]",
+  ["labeled-only"] = " [labeled]",
+  ["all"] = " [all]",
+}
+M.FOOTER = FOOTER
+
+--- The connector art the sidebar draws for a row: the daemon's short form of a deep row's
+--- art (`shortPrefix`, a depth marker and the last cells), unless `sidebar.full_art`.
+---@param row table
+---@return string
+function M.art(row)
+  if not config.get().sidebar.full_art and type(row.shortPrefix) == "string" then
+    return row.shortPrefix
+  end
+  return row.prefix or ""
+end
+
+--- The full line the sidebar draws for a row (PROTOCOL.md, "Row").
+---@param row table
+---@return string
+function M.line(row)
+  local s = M.art(row)
+  if row.onActivePath then
+    s = s .. "• "
+  end
+  if row.label and row.label ~= "" then
+    s = s .. "[" .. row.label .. "] "
+  end
+  return s .. (row.text or "")
+end
+
+local function is_leaf_row(state, row, index)
+  if row.isLeaf or (state.leaf_id ~= nil and row.id == state.leaf_id) then
+    return true
+  end
+  -- the leaf is hidden (e.g. a label entry): mark its nearest visible ancestor
+  return index == state.selected_index and row.onActivePath and not state.leaf_visible
+end
+
+--- Highlight one drawn row: `index` is its place in the whole list, `lnum` its buffer line (0-based).
+function M.highlight_row(state, row, index, lnum)
+  local buf = state.buf
+  local ns = hl.ns
+  local col = 0
+  local function mark(len, group)
+    if len > 0 then
+      vim.api.nvim_buf_set_extmark(buf, ns, lnum, col, { end_col = col + len, hl_group = group })
+    end
+    col = col + len
+  end
+  local art = M.art(row)
+  local depth = art:match("^‹%d+› ")
+  if depth then
+    mark(#depth, "SessionTreeDepth")
+  end
+  mark(#art - (depth and #depth or 0), "SessionTreeGuide")
+  if row.onActivePath then
+    mark(#"• ", "SessionTreeActive")
+  end
+  local content = col
+  if row.label and row.label ~= "" then
+    mark(#row.label + 3, "SessionTreeLabel")
+  end
+  mark(#(row.text or ""), hl.text_group(row))
+  if is_leaf_row(state, row, index) then
+    vim.api.nvim_buf_set_extmark(buf, ns, lnum, 0, { line_hl_group = "SessionTreeLeafLine" })
+    -- before the text, not after it: the end of a long row is cut off by the window
+    local marker = config.get().sidebar.leaf_marker
+    if marker ~= "" then
+      vim.api.nvim_buf_set_extmark(buf, ns, lnum, content, {
+        virt_text = { { marker, "SessionTreeLeaf" } },
+        virt_text_pos = "inline",
+      })
+    end
+  end
+end
+
+function M.set_lines(state, start, stop, lines)
+  vim.bo[state.buf].modifiable = true
+  vim.api.nvim_buf_set_lines(state.buf, start, stop, false, lines)
+  vim.bo[state.buf].modifiable = false
+end
+
+function M.update_winbar(state)
+  if not window.win_valid(state) then
+    return
+  end
+  if not config.get().sidebar.winbar then
+    vim.wo[state.win].winbar = ""
+    return
+  end
+  local function esc(s)
+    return (s:gsub("%%", "%%%%"))
+  end
+  local parts = { "%#SessionTreeFooter# " .. esc(state.title) }
+  local suffix = FOOTER[state.filter] or (" [" .. state.filter .. "]")
+  if suffix ~= "" then
+    table.insert(parts, "%#SessionTreeFilter#" .. esc(suffix))
+  end
+  if state.search and state.search ~= "" then
+    table.insert(parts, "%#SessionTreeSearch# /" .. esc(state.search) .. "/")
+  end
+  table.insert(parts, "%#SessionTreeFooter#%=" .. state.total .. " rows ")
+  vim.wo[state.win].winbar = table.concat(parts, "")
+end
+
+--- The text of the footer (filter suffix, search, count), without highlight codes.
+function M.footer(state)
+  local s = state.title .. (FOOTER[state.filter] or "")
+  if state.search and state.search ~= "" then
+    s = s .. " /" .. state.search .. "/"
+  end
+  return s .. " " .. state.total .. " rows"
+end
+
+local function reindex(state)
+  state.leaf_visible = false
+  for _, row in ipairs(state.rows) do
+    if row.isLeaf or (state.leaf_id ~= nil and row.id == state.leaf_id) then
+      state.leaf_visible = true
+      break
+    end
+  end
+end
+
+--- Draw all loaded rows.
+function M.render(state)
+  if not vim.api.nvim_buf_is_valid(state.buf) then
+    return
+  end
+  reindex(state)
+  local lines = {}
+  for i, row in ipairs(state.rows) do
+    lines[i] = M.line(row)
+  end
+  if #lines == 0 then
+    lines = { state.search and "(no rows match /" .. state.search .. "/)" or "(no rows)" }
+  end
+  M.set_lines(state, 0, -1, lines)
+  vim.api.nvim_buf_clear_namespace(state.buf, hl.ns, 0, -1)
+  for i, row in ipairs(state.rows) do
+    M.highlight_row(state, row, state.first + i - 1, i - 1)
+  end
+  M.update_winbar(state)
+  state.renders = state.renders + 1
+end
+
+return M
