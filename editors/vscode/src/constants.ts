@@ -127,9 +127,11 @@ export const Scheme = {
   entry: 'sessiontree-entry',
 } as const;
 
-/** The five filter modes of `session/view`, in the order the tree selector cycles them. */
-export const FILTER_MODES = ['default', 'no-tools', 'user-only', 'labeled-only', 'all'] as const;
-export type FilterMode = (typeof FILTER_MODES)[number];
+/**
+ * The filter modes of `session/view`, in the order the tree selector cycles them: the list the
+ * JSON Schema declares (protocol/generate_typescript.py), so a new mode reaches the client here.
+ */
+export { VIEW_FILTERS as FILTER_MODES, type ViewFilter as FilterMode } from './protocol.generated';
 
 /** The Python extension, whose selected interpreter runs the bundled daemon when present. */
 export const PYTHON_EXTENSION_ID = 'ms-python.python';

@@ -4,6 +4,7 @@ import { Command, FILTER_MODES, type FilterMode, Method, Notification } from '..
 import type { Daemon, Row, ViewResult } from '../protocol';
 import { entryTooltipMarkdown } from '../render';
 import type { CurrentSession, OpenSession } from '../session';
+import { findGaps, gapRequest, headRequest, leafWindowRequest, mergeSegments, rowAt, type Segment } from './paging';
 import { formatAge, iconForRow, LEAF_ICON, nestRows, type RowNode, rowContextValue, rowLabel } from './rows';
 
 /**
@@ -17,12 +18,6 @@ export class LoadMoreElement {
     readonly hidden: number,
     readonly total: number,
   ) {}
-}
-
-/** A contiguous run of loaded rows, starting at row `start` of the view. */
-interface Segment {
-  start: number;
-  rows: Row[];
 }
 
 export type TreeElement = RowNode | LoadMoreElement;
@@ -229,16 +224,14 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
       return;
     }
     const page = this.options.pageSize;
-    const headLen = Math.max(page, this.segments[0]?.rows.length ?? 0);
-    const first = await this.daemon.request<ViewResult>(Method.view, this.viewParams(0, headLen));
+    const head = headRequest(this.segments, page);
+    const first = await this.daemon.request<ViewResult>(Method.view, this.viewParams(head.offset, head.limit));
     const segments: Segment[] = [{ start: 0, rows: first.rows }];
     const sel = first.selectedIndex;
-    if (sel >= first.rows.length && first.rows.length < first.total) {
-      const oldTail = this.segments.length > 1 ? this.segments[this.segments.length - 1].rows.length : 0;
-      const winLen = Math.max(page, oldTail);
-      const winStart = Math.max(first.rows.length, Math.min(sel - Math.floor(page / 2), first.total - winLen));
-      const win = await this.daemon.request<ViewResult>(Method.view, this.viewParams(winStart, winLen));
-      segments.push({ start: winStart, rows: win.rows });
+    const window = leafWindowRequest(this.segments, first.rows.length, first.total, sel, page);
+    if (window) {
+      const win = await this.daemon.request<ViewResult>(Method.view, this.viewParams(window.offset, window.limit));
+      segments.push({ start: window.offset, rows: win.rows });
     }
     if (gen !== this.generation || this.session.value?.handle !== session.handle) {
       return;
@@ -264,8 +257,8 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
       return;
     }
     const gen = ++this.generation;
-    const limit = Math.min(this.options.pageSize, target.hidden);
-    const page = await this.daemon.request<ViewResult>(Method.view, this.viewParams(target.offset, limit));
+    const req = gapRequest(target, this.options.pageSize);
+    const page = await this.daemon.request<ViewResult>(Method.view, this.viewParams(req.offset, req.limit));
     if (gen !== this.generation || this.session.value?.handle !== session.handle) {
       return;
     }
@@ -278,18 +271,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
 
   /** The unloaded gaps, in view order. */
   private gaps(): LoadMoreElement[] {
-    const gaps: LoadMoreElement[] = [];
-    let pos = 0;
-    for (const seg of this.segments) {
-      if (seg.start > pos) {
-        gaps.push(new LoadMoreElement(pos, seg.start - pos, this.total));
-      }
-      pos = seg.start + seg.rows.length;
-    }
-    if (pos < this.total && this.segments.length > 0) {
-      gaps.push(new LoadMoreElement(pos, this.total - pos, this.total));
-    }
-    return gaps;
+    return findGaps(this.segments, this.total).map((g) => new LoadMoreElement(g.offset, g.hidden, this.total));
   }
 
   /**
@@ -336,8 +318,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
         return node;
       }
     }
-    const seg = this.segments.find((g) => this.selectedIndex >= g.start && this.selectedIndex < g.start + g.rows.length);
-    const row = seg?.rows[this.selectedIndex - seg.start];
+    const row = rowAt(this.segments, this.selectedIndex);
     return row ? this.byId.get(row.id) : undefined;
   }
 
@@ -433,20 +414,4 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     this.loadEmitter.dispose();
     this.stateEmitter.dispose();
   }
-}
-
-/** Sorts segments and joins the ones that touch or overlap. */
-function mergeSegments(segments: Segment[]): Segment[] {
-  const sorted = [...segments].filter((seg) => seg.rows.length > 0).sort((a, b) => a.start - b.start);
-  const out: Segment[] = [];
-  for (const seg of sorted) {
-    const last = out[out.length - 1];
-    if (last && seg.start <= last.start + last.rows.length) {
-      const skip = last.start + last.rows.length - seg.start;
-      last.rows = last.rows.concat(seg.rows.slice(skip));
-    } else {
-      out.push({ start: seg.start, rows: [...seg.rows] });
-    }
-  }
-  return out;
 }
