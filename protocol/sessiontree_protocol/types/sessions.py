@@ -1,0 +1,115 @@
+"""Params and results of the session-level methods (list, open, create, fork, name)."""
+
+# The field specifiers return `attrs.field(...)`, the attrs idiom; RUF009 mistakes attrs classes for dataclasses.
+# ruff: noqa: RUF009
+
+from __future__ import annotations
+
+import attrs
+
+from sessiontree_protocol.types.base import NameSource, _list, _opt, _req
+from sessiontree_protocol.types.shared import RecentSession, SessionInfo
+
+# ---------------------------------------------------------------------------------------
+# Sessions
+
+
+@attrs.define(kw_only=True)
+class ListParams:
+    """Params of `session/list`."""
+
+    cwd: str | None = _opt("Project directory (default: the daemon's working directory).")
+    all: bool = _opt("List every project's sessions.", False)
+    limit: int | None = _opt("At most this many sessions.")
+    query: str | None = _opt(
+        "Full-text filter: every whitespace-separated token must occur (case-insensitive)."
+    )
+
+
+@attrs.define(kw_only=True)
+class ListResult:
+    """Result of `session/list`, newest first."""
+
+    sessions: list[SessionInfo] = _list("The sessions, newest first.")
+
+
+@attrs.define(kw_only=True)
+class RecentParams:
+    """Params of `session/recent`."""
+
+    cwd: str | None = _opt("Project directory (default: the daemon's working directory).")
+    session_dir: str | None = _opt("Session directory to look in instead of the project's default.")
+    limit: int = _opt("At most this many sessions.", 3)
+
+
+@attrs.define(kw_only=True)
+class RecentResult:
+    """Result of `session/recent`."""
+
+    sessions: list[RecentSession] = _list("The sessions, newest first.")
+
+
+@attrs.define(kw_only=True)
+class OpenParams:
+    """Params of `session/open`."""
+
+    path: str = _req("Path of the session file.")
+    work_done_token: int | str | None = _opt("LSP work-done progress token for a long open.")
+
+
+@attrs.define(kw_only=True)
+class CreateParams:
+    """Params of `session/create`."""
+
+    cwd: str = _req("Working directory of the new session.")
+    session_dir: str | None = _opt("Directory for the file (default: the project's session directory).")
+    parent_session: str | None = _opt("parentSession of the new header.")
+
+
+@attrs.define(kw_only=True)
+class ContinueRecentParams:
+    """Params of `session/continueRecent`."""
+
+    cwd: str = _req("Working directory.")
+    session_dir: str | None = _opt("Session directory (default: the project's).")
+    terminal_id: str | None = _opt("Terminal id whose breadcrumb is preferred.")
+
+
+@attrs.define(kw_only=True)
+class OpenInMemoryParams:
+    """Params of `session/openInMemory`."""
+
+    cwd: str | None = _opt("Working directory recorded in the header.")
+
+
+@attrs.define(kw_only=True)
+class ForkFromParams:
+    """Params of `session/forkFrom`."""
+
+    source_path: str = _req("The session file to copy.")
+    cwd: str = _req("Working directory of the new session.")
+    session_dir: str | None = _opt("Directory for the new file.")
+
+
+@attrs.define(kw_only=True)
+class ForkResult:
+    """Result of `session/fork`."""
+
+    old_path: str = _req("The original file.")
+    new_path: str = _req("The new file (the handle now addresses it).")
+
+
+@attrs.define(kw_only=True)
+class SetNameParams:
+    """Params of `session/setName`."""
+
+    session: str = _req("The session handle.")
+    name: str = _req("The new title.")
+    source: NameSource = _opt('"user" (default) or "auto" (does not override a user title).', "user")
+
+
+@attrs.define(kw_only=True)
+class SetNameResult:
+    """Result of `session/setName`."""
+
+    changed: bool = _req("False when the name was refused (empty, or auto over a user title).")

@@ -1,0 +1,185 @@
+"""Shapes shared by several messages, and the generic params and results."""
+
+# The field specifiers return `attrs.field(...)`, the attrs idiom; RUF009 mistakes attrs classes for dataclasses.
+# ruff: noqa: RUF009
+
+from __future__ import annotations
+
+import attrs
+
+from sessiontree_protocol.types.base import JSONObject, _list, _opt, _req
+
+# ---------------------------------------------------------------------------------------
+# Shared shapes
+
+
+@attrs.define(kw_only=True)
+class SessionInfo:
+    """One session file as listed by `session/list`."""
+
+    path: str = _req("Absolute path of the session file.")
+    id: str = _req("The session id from the header.")
+    cwd: str = _req('The working directory from the header ("" when absent).')
+    first_message: str = _req('Text of the first user message, or "(no messages)".')
+    message_count: int = _req("Number of message entries (all roles, all branches).")
+    created: str = _req("ISO timestamp of the header.")
+    modified: str = _req("ISO timestamp of the file's modification time.")
+    title: str | None = _opt("The session title (header title, else the last compaction's short summary).")
+    parent_session: str | None = _opt("The header's parentSession.")
+    display_name: str | None = _opt(
+        "Addition: the name to show the session under, the same in every list, title and the CLI: the title, "
+        "else the first line of the first user message, else the file name without .jsonl; at most 60 characters "
+        '(a longer one ends with "…").',
+        addition=True,
+    )
+
+
+@attrs.define(kw_only=True)
+class RecentSession:
+    """One entry of `session/recent`."""
+
+    path: str = _req("Absolute path of the session file.")
+    name: str = _req("Display name, cut to 40 characters.")
+    modified: str = _req("ISO timestamp of the file's modification time.")
+
+
+@attrs.define(kw_only=True)
+class Recovered:
+    """What the lenient loader dropped when opening a file."""
+
+    skipped_lines: int = _req("Number of unreadable lines that were skipped.")
+    torn_tail: bool = _req("True when the last line was cut short (an interrupted write).")
+    quarantined_copy: str | None = _opt("Path of a copy of the original file kept aside, if one was made.")
+
+
+@attrs.define(kw_only=True)
+class OpenResult:
+    """Result of every method that opens or creates a session."""
+
+    session: str = _req("Opaque handle addressing the open session in later requests.")
+    header: JSONObject = _req("The session header exactly as stored.")
+    leaf_id: str | None = _req("The current leaf (null: before the first entry).", nullable=True)
+    entry_count: int = _req("Number of entries (header excluded).")
+    path: str | None = _opt("Absolute path of the session file (absent for in-memory sessions).")
+    migrated_from: int | None = _opt("The file's version when a migration ran.")
+    recovered: Recovered | None = _opt("Present when the lenient loader dropped anything.")
+    restored_leaf_id: str | None = _opt(
+        "Addition: the leaf remembered from an earlier daemon run that was restored on open.",
+        addition=True,
+    )
+    display_name: str | None = _opt(
+        "Addition: the name to show the session under, the `displayName` its `session/list` entry has.",
+        addition=True,
+    )
+
+
+@attrs.define(kw_only=True)
+class EntrySummary:
+    """One entry in brief: what a tree row needs."""
+
+    id: str = _req("The entry id.")
+    parent_id: str | None = _req("The parent entry id (null for a root).", nullable=True)
+    type: str = _req('The entry type ("message", "compaction", ...).')
+    timestamp: str = _req("The entry's timestamp as stored.")
+    text: str = _req("One-line display text, exactly as the tree selector shows it.")
+    role: str | None = _opt("The message role (message entries only).")
+    custom_type: str | None = _opt("The customType (custom and custom_message entries).")
+    label: str | None = _opt("The entry's current label, if any.")
+
+
+@attrs.define(kw_only=True)
+class TreeNode:
+    """An `EntrySummary` with its children, in `getTree()` order."""
+
+    id: str = _req("The entry id.")
+    parent_id: str | None = _req("The parent entry id (null for a root).", nullable=True)
+    type: str = _req("The entry type.")
+    timestamp: str = _req("The entry's timestamp as stored.")
+    text: str = _req("One-line display text.")
+    children: list[TreeNode] = _list("The child nodes (empty list for a leaf).")
+    role: str | None = _opt("The message role (message entries only).")
+    custom_type: str | None = _opt("The customType (custom and custom_message entries).")
+    label: str | None = _opt("The entry's current label, if any.")
+
+
+@attrs.define(kw_only=True)
+class Row:
+    """One line of the rendered tree (see tree-view-rules.md)."""
+
+    id: str = _req("The entry id.")
+    parent_id: str | None = _req("The parent entry id (null for a root).", nullable=True)
+    type: str = _req("The entry type.")
+    depth: int = _req("Display indent (number of 3-character prefix cells).")
+    prefix: str = _req('The connector art, e.g. "│  ├─ ".')
+    on_active_path: bool = _req("True when the entry is the leaf or one of its ancestors.")
+    is_leaf: bool = _req("True when the entry is the current leaf.")
+    text: str = _req("One-line display text (as in EntrySummary).")
+    timestamp: str = _req("The entry's timestamp as stored.")
+    role: str | None = _opt("The message role (message entries only).")
+    label: str | None = _opt("The entry's label, if any.")
+    short_prefix: str | None = _opt(
+        "Addition: the art to show for a deep row: `prefix` cut to its last 4 cells behind a depth marker, "
+        'e.g. "‹63› │  │  │  ├─ " (present only when `prefix` is wider than 24 columns; see tree-view.md).'
+    )
+
+
+@attrs.define(kw_only=True)
+class LabelInfo:
+    """A label and the entry it names."""
+
+    target_id: str = _req("The labelled entry.")
+    label: str = _req("The label text.")
+
+
+@attrs.define(kw_only=True)
+class HistoryEntry:
+    """Addition: one recorded leaf jump (navigation history)."""
+
+    leaf_id: str | None = _req("Where the leaf went (null: before the first entry).", nullable=True)
+    previous_leaf_id: str | None = _req("Where the leaf was before the jump.", nullable=True)
+    at: str = _req("ISO timestamp of the jump.")
+    summary_entry_id: str | None = _opt("The branch summary written by the jump, if any.")
+
+
+@attrs.define(kw_only=True)
+class DoctorProblem:
+    """Addition: one problem found by `session/doctor`."""
+
+    kind: str = _req(
+        'Problem kind (e.g. "dropped-line", "torn-tail", "orphan"; see sessiontree.core.doctor.KINDS).'
+    )
+    message: str = _req("Human-readable description.")
+    line: int | None = _opt("1-based line number in the file, when it applies.")
+    entry_id: str | None = _opt("The entry concerned, when it applies.")
+
+
+# ---------------------------------------------------------------------------------------
+# Generic params and results
+
+
+@attrs.define(kw_only=True)
+class SessionParams:
+    """Params of the methods that only name an open session."""
+
+    session: str = _req("The session handle.")
+
+
+@attrs.define(kw_only=True)
+class LeafResult:
+    """A new leaf position."""
+
+    leaf_id: str | None = _req("The leaf after the call (null: before the first entry).", nullable=True)
+
+
+@attrs.define(kw_only=True)
+class EntryIdResult:
+    """The id of an entry the call wrote."""
+
+    entry_id: str = _req("The id of the written entry.")
+
+
+@attrs.define(kw_only=True)
+class EntrySummariesResult:
+    """A list of entries in brief."""
+
+    entries: list[EntrySummary] = _list("The entries.")
