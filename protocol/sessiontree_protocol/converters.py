@@ -1,4 +1,4 @@
-"""The one converter between wire JSON and the attrs types of `types.py`.
+"""The one converter between wire JSON and the attrs types of `types/`.
 
 - Field names are camelCase on the wire (`leaf_id` <-> `leafId`).
 - On unstructure, an optional field that is `None` is left out, unless its metadata says

@@ -1,4 +1,4 @@
-"""JSON Schema of the sessiontree protocol, generated from `types.py`.
+"""JSON Schema of the sessiontree protocol, generated from the attrs classes of `types/`.
 
 `python -m sessiontree_protocol.schema` rewrites `sessiontree-protocol.schema.json` next to
 this file; `python -m sessiontree_protocol.schema --check` exits 1 when it is stale;
@@ -114,7 +114,7 @@ def _sent_type(f: Any) -> Any:
 
 
 def named_enums() -> dict[str, list[str]]:
-    """The protocol's named string enums (the `Literal` aliases of `types.py`, e.g. `ViewFilter`)."""
+    """The protocol's named string enums (the `Literal` aliases of `types/`, e.g. `ViewFilter`)."""
     from sessiontree_protocol import types as t
 
     return {

@@ -1,8 +1,5 @@
 """Params and result of `session/append`, and its entry kinds."""
 
-# The field specifiers return `attrs.field(...)`, the attrs idiom; RUF009 mistakes attrs classes for dataclasses.
-# ruff: noqa: RUF009
-
 from __future__ import annotations
 
 from typing import Final, Literal

@@ -1,8 +1,5 @@
 """Params of the server-to-client notifications."""
 
-# The field specifiers return `attrs.field(...)`, the attrs idiom; RUF009 mistakes attrs classes for dataclasses.
-# ruff: noqa: RUF009
-
 from __future__ import annotations
 
 import attrs

@@ -1,8 +1,5 @@
 """Params and results of the session-level methods (list, open, create, fork, name)."""
 
-# The field specifiers return `attrs.field(...)`, the attrs idiom; RUF009 mistakes attrs classes for dataclasses.
-# ruff: noqa: RUF009
-
 from __future__ import annotations
 
 import attrs

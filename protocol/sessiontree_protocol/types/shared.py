@@ -1,8 +1,5 @@
 """Shapes shared by several messages, and the generic params and results."""
 
-# The field specifiers return `attrs.field(...)`, the attrs idiom; RUF009 mistakes attrs classes for dataclasses.
-# ruff: noqa: RUF009
-
 from __future__ import annotations
 
 import attrs

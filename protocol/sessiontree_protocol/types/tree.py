@@ -1,8 +1,5 @@
 """Params and results of the tree, entries, navigation, labels, context, history and doctor."""
 
-# The field specifiers return `attrs.field(...)`, the attrs idiom; RUF009 mistakes attrs classes for dataclasses.
-# ruff: noqa: RUF009
-
 from __future__ import annotations
 
 import attrs
