@@ -116,7 +116,8 @@ class Row:
     label: str | None = _opt("The entry's label, if any.")
     short_prefix: str | None = _opt(
         "Addition: the art to show for a deep row: `prefix` cut to its last 4 cells behind a depth marker, "
-        'e.g. "‹63› │  │  │  ├─ " (present only when `prefix` is wider than 24 columns; see tree-view.md).'
+        'e.g. "‹63› │  │  │  ├─ " (present only when `prefix` is wider than 24 columns; see tree-view.md).',
+        addition=True,
     )
 
 

@@ -294,12 +294,14 @@ class Follower:
         """Called before the session appends or rewrites: fold in what others wrote first.
 
         Raises `ConflictError` when the session is detached from its file (deleted, or no
-        longer a readable session). The result (if anything changed) is queued in `events`.
+        longer a readable session) or the file lost its header (`check_still_a_session`).
+        The result (if anything changed) is queued in `events`.
         """
         path = self._path()
         if path is None:
             return None
         if self._unchanged_since_known(path):
+            # The file is as last read, header and all: the fast path's one stat suffices.
             leaf = self._session.get_leaf_id()
             return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf)
         res = self.sync()
@@ -316,6 +318,7 @@ class Follower:
                 "nothing was written",
                 path,
             )
+        self.check_still_a_session(path)
         return res
 
     def _unchanged_since_known(self, path: str) -> bool:

@@ -208,9 +208,7 @@ class Writing(SessionBase):
     def _live_before_write(self) -> None:
         follower = self._follower
         if self._persist and self._session_file and follower.state is not None and not follower.guarding:
-            follower.before_write()
-            # Before the entry is added in memory: a file that lost its header refuses.
-            follower.check_still_a_session(self._session_file)
+            follower.before_write()  # before the entry is added in memory
 
     def _live_lock(self, shared: bool) -> Any:
         path = self._session_file
