@@ -118,7 +118,7 @@ def test_absent_differs_from_null_where_it_matters() -> None:
         is None
     )
     assert c.structure({"session": "s"}, t.ContextParams).leaf_id is t.ABSENT
-    assert c.unstructure(t.ContextParams(session="s")) == {"session": "s", "llm": False}
+    assert c.unstructure(t.ContextParams(session="s")) == {"session": "s", "llm": False, "offset": 0}
 
 
 def test_round_trip_of_every_type_with_defaults() -> None:

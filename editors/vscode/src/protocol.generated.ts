@@ -111,8 +111,14 @@ export interface ContextParams {
   session: string;
   /** Any node (absent: the current leaf; null: before the first entry). */
   leafId?: string | null;
-  /** Also return the messages converted for the model. */
+  /** Also return the messages converted for the model (those sent, with a page). */
   llm?: boolean;
+  /** Addition: the first message to return (0 or more from the start; negative counts from the end, so -50 with no limit gives the last 50). */
+  offset?: number;
+  /** Addition: at most this many messages (0 or more; absent: all). */
+  limit?: number;
+  /** Addition: stop adding messages once their JSON exceeds this many bytes (at least one message is sent when there is one); `truncated` says whether any were left out. */
+  maxBytes?: number;
 }
 
 /** Result of `session/context`: the SessionContext. */
@@ -141,6 +147,12 @@ export interface ContextResult {
   hasPersistedMCPToolSelection?: boolean;
   /** The messages converted for the model (when llm was set). */
   llmMessages?: Record<string, unknown>[];
+  /** Addition: the number of context messages before `offset`/`limit`/`maxBytes` were applied. */
+  totalMessages?: number;
+  /** Addition: the index of the first message sent. */
+  offset?: number;
+  /** Addition: messages after the ones sent were left out by `limit` or `maxBytes`. */
+  truncated: boolean;
 }
 
 /** Params of `session/continueRecent`. */
@@ -708,14 +720,30 @@ export interface TreeNode {
   customType?: string;
   /** The entry's current label, if any. */
   label?: string;
+  /** Addition: the node has children that were cut at `maxDepth` (`children` is empty): ask `session/tree` again with `rootId` set to this node. */
+  truncated: boolean;
+}
+
+/** Params of `session/tree`. */
+export interface TreeParams {
+  /** The session handle. */
+  session: string;
+  /** Addition: return every node once in `nodes` (pre-order, `parentId` links, no nesting) and `roots` empty. */
+  flat?: boolean;
+  /** Addition: the subtree of this entry only (-32002 when unknown); absent: the whole tree. */
+  rootId?: string;
+  /** Addition: nested levels at most (1 or more); a node at the last level that has children is sent with `children: []` and `truncated: true`. Keeps the answer within the ~1,000 nesting levels standard JSON decoders accept. */
+  maxDepth?: number;
 }
 
 /** Result of `session/tree`. */
 export interface TreeResult {
-  /** The root nodes. */
+  /** The root nodes (nested to `maxDepth`; empty with `flat`). */
   roots: TreeNode[];
   /** The current leaf. */
   leafId: string | null;
+  /** Addition: with `flat`, every node of the (sub)tree in pre-order, children in `getTree()` order. */
+  nodes?: EntrySummary[];
 }
 
 /** Entry to append: rules injected into the context. */
@@ -767,7 +795,7 @@ export interface Requests {
   'session/close': { params: SessionParams; result: null };
   'session/flush': { params: SessionParams; result: null };
   'session/setName': { params: SetNameParams; result: SetNameResult };
-  'session/tree': { params: SessionParams; result: TreeResult };
+  'session/tree': { params: TreeParams; result: TreeResult };
   'session/view': { params: ViewParams; result: ViewResult };
   'session/children': { params: ChildrenParams; result: EntrySummariesResult };
   'session/path': { params: PathParams; result: EntrySummariesResult };

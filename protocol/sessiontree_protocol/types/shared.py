@@ -97,6 +97,12 @@ class TreeNode:
     role: str | None = _opt("The message role (message entries only).")
     custom_type: str | None = _opt("The customType (custom and custom_message entries).")
     label: str | None = _opt("The entry's current label, if any.")
+    truncated: bool = _opt(
+        "Addition: the node has children that were cut at `maxDepth` (`children` is empty): "
+        "ask `session/tree` again with `rootId` set to this node.",
+        False,
+        addition=True,
+    )
 
 
 @attrs.define(kw_only=True)

@@ -18,12 +18,45 @@ from sessiontree_protocol.types.shared import (
 # Tree and entries
 
 
+# The default nesting of `session/tree`: each level is two JSON levels (a node and its
+# children array), so 200 levels stay far inside the 1,000 that common decoders accept.
+TREE_MAX_DEPTH = 200
+
+
+@attrs.define(kw_only=True)
+class TreeParams:
+    """Params of `session/tree`."""
+
+    session: str = _req("The session handle.")
+    flat: bool = _opt(
+        "Addition: return every node once in `nodes` (pre-order, `parentId` links, no nesting) "
+        "and `roots` empty.",
+        False,
+        addition=True,
+    )
+    root_id: str | None = _opt(
+        "Addition: the subtree of this entry only (-32002 when unknown); absent: the whole tree.",
+        addition=True,
+    )
+    max_depth: int = _opt(
+        "Addition: nested levels at most (1 or more); a node at the last level that has children "
+        "is sent with `children: []` and `truncated: true`. Keeps the answer within the ~1,000 "
+        "nesting levels standard JSON decoders accept.",
+        TREE_MAX_DEPTH,
+        addition=True,
+    )
+
+
 @attrs.define(kw_only=True)
 class TreeResult:
     """Result of `session/tree`."""
 
-    roots: list[TreeNode] = _list("The root nodes.")
+    roots: list[TreeNode] = _list("The root nodes (nested to `maxDepth`; empty with `flat`).")
     leaf_id: str | None = _req("The current leaf.", nullable=True)
+    nodes: list[EntrySummary] | None = _opt(
+        "Addition: with `flat`, every node of the (sub)tree in pre-order, children in `getTree()` order.",
+        addition=True,
+    )
 
 
 @attrs.define(kw_only=True)
@@ -229,7 +262,19 @@ class ContextParams:
     leaf_id: str | Absent | None = _opt(
         "Any node (absent: the current leaf; null: before the first entry).", ABSENT, nullable=True
     )
-    llm: bool = _opt("Also return the messages converted for the model.", False)
+    llm: bool = _opt("Also return the messages converted for the model (those sent, with a page).", False)
+    offset: int = _opt(
+        "Addition: the first message to return (0 or more from the start; negative counts from the end, "
+        "so -50 with no limit gives the last 50).",
+        0,
+        addition=True,
+    )
+    limit: int | None = _opt("Addition: at most this many messages (0 or more; absent: all).", addition=True)
+    max_bytes: int | None = _opt(
+        "Addition: stop adding messages once their JSON exceeds this many bytes (at least one message "
+        "is sent when there is one); `truncated` says whether any were left out.",
+        addition=True,
+    )
 
 
 @attrs.define(kw_only=True)
@@ -258,6 +303,14 @@ class ContextResult:
         },
     )
     llm_messages: list[JSONObject] | None = _opt("The messages converted for the model (when llm was set).")
+    total_messages: int | None = _opt(
+        "Addition: the number of context messages before `offset`/`limit`/`maxBytes` were applied.",
+        addition=True,
+    )
+    offset: int | None = _opt("Addition: the index of the first message sent.", addition=True)
+    truncated: bool = _opt(
+        "Addition: messages after the ones sent were left out by `limit` or `maxBytes`.", False, addition=True
+    )
 
 
 # ---------------------------------------------------------------------------------------

@@ -211,10 +211,12 @@ def open_result(handle: str, manager: Any, restored_leaf_id: str | None = None) 
     )
 
 
-def context_result(ctx: Any, llm_messages: list[dict[str, Any]] | None) -> t.ContextResult:
-    """core SessionContext -> wire ContextResult."""
+def context_result(
+    ctx: Any, llm_messages: list[dict[str, Any]] | None, messages: list[Any] | None = None
+) -> t.ContextResult:
+    """core SessionContext -> wire ContextResult (``messages``: a page of them, else all)."""
     return t.ContextResult(
-        messages=wire_safe(list(ctx.messages)),
+        messages=wire_safe(list(ctx.messages) if messages is None else messages),
         thinking_level=_s(ctx.thinking_level) if isinstance(ctx.thinking_level, str) else "off",
         models=wire_safe(dict(ctx.models)),
         injected_ttsr_rules=wire_safe(list(ctx.injected_ttsr_rules)),

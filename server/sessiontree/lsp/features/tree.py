@@ -12,58 +12,86 @@ from sessiontree_protocol import types as t
 from sessiontree.core import view as core_view
 from sessiontree.core.errors import EntryNotFoundError
 from sessiontree.core.format.persistence import resolve_blob_refs
-from sessiontree.lsp import mapping
+from sessiontree.lsp import errors, mapping
 from sessiontree.lsp.handlers import register
 from sessiontree.lsp.server import SessionTreeServer
 
 
-def tree_json(manager: Any) -> orjson.Fragment:
+def tree_json(
+    manager: Any, flat: bool = False, root_id: str | None = None, max_depth: int = t.TREE_MAX_DEPTH
+) -> orjson.Fragment:
     """The `session/tree` result as pre-serialized JSON.
 
     Built iteratively: session trees are mostly long single-child chains, far deeper than
     any recursive serializer allows, so each node is serialized flat and the nesting is
-    written with an explicit stack. The summaries of every node come from one sequential
-    read of the session (`core.view.entry_summaries_bulk`).
+    written with an explicit stack. Nesting stops at ``max_depth`` levels (a node there
+    with children says ``truncated``; its subtree is another call with ``root_id``), so
+    the answer stays decodable by standard JSON parsers; ``flat`` sends every node once
+    in pre-order with no nesting at all. The summaries of every node come from one
+    sequential read of the session (`core.view.entry_summaries_bulk`).
     """
     index = manager.index
     roots, child_map = index.child_map()
+    if root_id is not None:
+        if index.skeleton(root_id) is None:
+            raise EntryNotFoundError(root_id)
+        roots = [root_id]
     roots = list(roots)
     summaries = core_view.entry_summaries_bulk(manager)
     dumps = mapping.dumps_wire
     wire = mapping.summary_wire
+    empty: tuple[str, ...] = ()
+    leaf = dumps(manager.get_leaf_id())
+    if flat:
+        out: list[bytes] = []
+        todo = roots[::-1]
+        while todo:
+            nid = todo.pop()
+            out.append(dumps(wire(summaries[nid])))
+            kids = child_map.get(nid, empty)
+            if kids:
+                todo.extend(reversed(kids))
+        return orjson.Fragment(b'{"roots":[],"nodes":[' + b",".join(out) + b'],"leafId":' + leaf + b"}")
     parts: list[bytes] = [b'{"roots":[']
     append = parts.append
-    empty: tuple[str, ...] = ()
-    # stack items: a node id, or 0 for a separator, or 1 for "close the node"
-    stack: list[str | int] = []
+    # stack items: (node id, its level), or 0 for a separator, or 1 for "close the node"
+    stack: list[tuple[str, int] | int] = []
 
-    def push(kids: list[str]) -> None:
+    def push(kids: list[str] | tuple[str, ...], level: int) -> None:
         last = len(kids) - 1
         for i, cid in enumerate(reversed(kids)):
-            stack.append(cid)
+            stack.append((cid, level))
             if i < last:
                 stack.append(0)
 
-    push(roots)
+    push(roots, 1)
     while stack:
         val = stack.pop()
         if type(val) is int:
             append(b"," if val == 0 else b"]}")
-        else:
-            assert isinstance(val, str)
-            head = dumps(wire(summaries[val]))
-            append(head[:-1] + b',"children":[')
-            stack.append(1)
-            kids = child_map.get(val, empty)
-            if kids:
-                push(list(kids))
-    append(b'],"leafId":' + dumps(manager.get_leaf_id()) + b"}")
+            continue
+        assert isinstance(val, tuple)
+        nid, level = val
+        head = dumps(wire(summaries[nid]))
+        kids = child_map.get(nid, empty)
+        if kids and level >= max_depth:
+            append(head[:-1] + b',"children":[],"truncated":true}')
+            continue
+        append(head[:-1] + b',"children":[')
+        stack.append(1)
+        if kids:
+            push(kids, level + 1)
+    append(b'],"leafId":' + leaf + b"}")
     return orjson.Fragment(b"".join(parts))
 
 
-async def tree(ls: SessionTreeServer, p: t.SessionParams) -> Any:
+async def tree(ls: SessionTreeServer, p: t.TreeParams) -> Any:
+    if p.max_depth < 1:
+        raise errors.InvalidParams(
+            f"maxDepth must be 1 or more: {p.max_depth}", {"field": "maxDepth", "reason": "below 1"}
+        )
     session = ls.registry.get(p.session)
-    return await ls.registry.call(session, tree_json, session.manager)
+    return await ls.registry.call(session, tree_json, session.manager, p.flat, p.root_id, p.max_depth)
 
 
 async def view(ls: SessionTreeServer, p: t.ViewParams) -> t.ViewResult:
