@@ -21,7 +21,7 @@ from .usage import UsageTotals
 __all__ = ["CACHE_FORMAT", "IndexCache", "default_cache_dir"]
 
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: skeletons hold the tool-call ids of assistant messages
 _TAIL_HASH_BYTES = 4096
 
 

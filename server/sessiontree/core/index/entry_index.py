@@ -426,7 +426,8 @@ class EntryIndex:
 
     def _ensure_tree(self) -> None:
         if not self._tree_ready:
-            self._build_tree()
+            with gc_paused():
+                self._build_tree()
 
     def children(self, parent_id: str | None) -> list[str]:
         """Child ids in `getTree()` order; `None` gives the roots in file order."""

@@ -9,13 +9,14 @@ Anything that does not decode cleanly is the caller's to read with the lenient p
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 import msgspec
 import orjson
 
 from ..format.jscompat import JS_WHITESPACE, js_trim
-from .skeleton import Skeleton, compute_has_text, skeleton_from_dict
+from .skeleton import Skeleton, call_ids_of, compute_has_text, skeleton_from_dict
 from .usage import UsageTotals
 
 __all__ = ["CleanScan", "scan_clean"]
@@ -68,6 +69,38 @@ class _JBlock(msgspec.Struct, gc=False):
 
 
 _CONTENT_DECODER = msgspec.json.Decoder(list[_JBlock] | str | None)
+
+
+class _JCallBlock(msgspec.Struct, gc=False):
+    type: Any = None
+    id: Any = None
+
+
+_CALLS_DECODER = msgspec.json.Decoder(list[_JCallBlock] | str | None)
+_TOOL_CALL = b'"toolCall"'
+
+
+def _raw_call_ids(raw: msgspec.Raw) -> tuple[Any, ...]:
+    """`call_ids_of` from the raw JSON of assistant content (decoded only when it may hold one)."""
+    if not len(raw) or memoryview(raw).tobytes().find(_TOOL_CALL) < 0:
+        return ()
+    try:
+        content = _CALLS_DECODER.decode(raw)
+    except msgspec.DecodeError:
+        try:
+            return call_ids_of(orjson.loads(memoryview(raw)))
+        except orjson.JSONDecodeError:
+            return ()
+    if not isinstance(content, list):
+        return ()
+    out = []
+    for block in content:
+        if block.type == "toolCall":
+            cid = block.id
+            if type(cid) is str or isinstance(cid, Hashable):
+                out.append(cid)
+    return tuple(out) if len(out) < 2 else tuple(dict.fromkeys(out))
+
 
 # The ASCII part of JS whitespace: a first byte outside it starts visible text.
 _WS = frozenset(c for c in JS_WHITESPACE.encode() if c < 128)
@@ -204,6 +237,7 @@ def scan_clean(
     append = out.append
     order = first_order
     raw_has_text = _raw_has_text
+    raw_call_ids = _raw_call_ids
     find = data.find
     b = start  # start of the next line
     for e in decoded:
@@ -220,6 +254,7 @@ def scan_clean(
             tcid = m.toolCallId
             if role == "assistant":
                 has_text = raw_has_text(m.content)
+                calls = raw_call_ids(m.content)
                 uu = m.usage
                 if uu is not None:
                     u_in += uu.input
@@ -231,6 +266,7 @@ def scan_clean(
                         u_cost += uu.cost.total
             else:
                 has_text = False
+                calls = None
                 if role == "toolResult" and m.toolName == "task" and len(m.details):
                     try:
                         details = orjson.loads(memoryview(m.details))
@@ -247,7 +283,7 @@ def scan_clean(
                         u_cost += extra.cost
             label_target = label = None
         else:
-            role = stop = tcid = None
+            role = stop = tcid = calls = None
             has_text = False
             if etype == "label":
                 label_target = e.targetId
@@ -278,6 +314,7 @@ def scan_clean(
                 e.customType,
                 a + base,
                 q - a,
+                calls,
             )
         )
         order += 1

@@ -7,13 +7,14 @@ type, role, label, the byte range of its line, ...), and full entries are parsed
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 import msgspec
 
 from ..format.jscompat import js_trim
 
-__all__ = ["STATE_ENTRY_TYPES", "Skeleton", "compute_has_text", "skeleton_from_dict"]
+__all__ = ["STATE_ENTRY_TYPES", "Skeleton", "call_ids_of", "compute_has_text", "skeleton_from_dict"]
 
 # Entry types that only change the context's state (they matter on the whole path, even
 # before a compaction's kept range).
@@ -52,6 +53,9 @@ class Skeleton(msgspec.Struct, array_like=True, gc=False):
     custom_type: Any = None
     offset: int = -1
     length: int = 0
+    # the ids of an assistant message's toolCall blocks in content order (a toolResult
+    # row shows its call from them without reading every message); None for others
+    call_ids: tuple[Any, ...] | None = None  # distinct, in content order
 
 
 def compute_has_text(content: Any) -> bool:
@@ -70,7 +74,7 @@ def compute_has_text(content: Any) -> bool:
 def skeleton_from_dict(entry: dict[str, Any], order: int) -> Skeleton:
     """The skeleton of an entry held in memory (offset -1)."""
     etype = entry.get("type")
-    role = stop = tool_call_id = None
+    role = stop = tool_call_id = call_ids = None
     has_text = False
     if etype == "message":
         msg = entry.get("message")
@@ -79,7 +83,9 @@ def skeleton_from_dict(entry: dict[str, Any], order: int) -> Skeleton:
             stop = msg.get("stopReason")
             tool_call_id = msg.get("toolCallId")
             if role == "assistant":
-                has_text = compute_has_text(msg.get("content"))
+                content = msg.get("content")
+                has_text = compute_has_text(content)
+                call_ids = call_ids_of(content)
     eid = entry.get("id")
     return Skeleton(
         eid if isinstance(eid, str) else None,
@@ -96,4 +102,18 @@ def skeleton_from_dict(entry: dict[str, Any], order: int) -> Skeleton:
         entry.get("customType"),
         -1,
         0,
+        call_ids,
     )
+
+
+def call_ids_of(content: Any) -> tuple[Any, ...]:
+    """The hashable ids of the toolCall blocks of assistant content, in order, each once."""
+    if not isinstance(content, list):
+        return ()
+    out = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "toolCall":
+            cid = block.get("id")
+            if isinstance(cid, Hashable):
+                out.append(cid)
+    return tuple(dict.fromkeys(out))

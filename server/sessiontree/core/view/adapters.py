@@ -209,6 +209,13 @@ def as_tree_source(obj: Any) -> TreeSource:
     """
     if isinstance(obj, ManagerTreeSource | EntriesTreeSource):
         return obj
+    try:
+        # a known manager first: a runtime protocol check costs milliseconds
+        known = _ADAPTERS.get(obj)
+    except TypeError:
+        known = None
+    if known is not None:
+        return known
     if isinstance(obj, _IndexedSession):
         try:
             src = _ADAPTERS.get(obj)

@@ -37,6 +37,15 @@ class ViewCache:
         self.search_folded: dict[str, tuple[Hashable, str, int]] = {}
         self.search_tool_key: Hashable = None
         self.call_index: CallIndex | None = None
+        # the runs of single children of one tree version (see `flatten`): the same for
+        # every leaf, so a navigation does not walk them again
+        self.chains: dict[str, list[str]] = {}
+        self.chains_version: Hashable = None
+        # per filter mode, the ids it hides when not the leaf (`filters.hidden_ids`), for
+        # one stored content, and how many entries (file order) they cover
+        self.hidden: dict[str, set[str]] = {}
+        self.hidden_count: dict[str, int] = {}
+        self.hidden_version: Hashable = None
 
 
 _CACHES: weakref.WeakKeyDictionary[Any, ViewCache] = weakref.WeakKeyDictionary()

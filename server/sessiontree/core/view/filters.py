@@ -8,7 +8,7 @@ also tool results, ``user-only`` keeps user messages, ``labeled-only`` labelled 
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_right, insort
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -21,6 +21,7 @@ __all__ = [
     "FILTER_MODES",
     "FILTER_SUFFIXES",
     "SETTINGS_TYPES",
+    "hidden_ids",
     "keeps",
     "next_filter",
     "visible_rows",
@@ -78,12 +79,66 @@ def visible_rows(
 ) -> list[int]:
     labels = source.labels
     skeleton = source.lookups()[0]
-    out: list[int] = []
-    for i, eid in enumerate(flat.ids):
-        sk = skeleton(eid)
-        if sk is not None and keeps(sk, eid, leaf_id, mode, labels):
-            out.append(i)
+    out: list[int]
+    if mode == "labeled-only":
+        out = []
+        for i, eid in enumerate(flat.ids):
+            sk = skeleton(eid)
+            if sk is not None and keeps(sk, eid, leaf_id, mode, labels):
+                out.append(i)
+    else:
+        # The rows this mode hides whatever the leaf (kept per source, extended on
+        # appends): one set lookup per row instead of the rules.
+        hidden = hidden_ids(source, cache, mode)
+        out = [i for i, eid in enumerate(flat.ids) if eid not in hidden]
+        if leaf_id is not None and leaf_id in hidden:
+            sk = skeleton(leaf_id)
+            pos = flat.index(leaf_id)
+            if sk is not None and pos is not None and keeps(sk, leaf_id, leaf_id, mode, labels):
+                insort(out, pos)  # the leaf is exempt from the assistant rule
     return search_rows(source, cache, flat, out, tokens, home) if tokens else out
+
+
+def hidden_ids(source: TreeSource, cache: ViewCache, mode: str) -> set[str]:
+    """Ids of the entries ``mode`` hides when they are not the leaf (not for labeled-only).
+
+    Missing skeletons count as hidden. Built once per stored content, then extended with
+    the entries appended since (a later entry with an id re-decides that id).
+    """
+    content = source.content_version()
+    if cache.hidden_version != content:
+        cache.hidden = {}
+        cache.hidden_count = {}
+        cache.hidden_version = content
+    hidden = cache.hidden.get(mode)
+    done = cache.hidden_count.get(mode, 0)
+    count = source.entry_count()
+    if hidden is not None and done == count:
+        return hidden
+    labels = source.labels
+    if hidden is None or done > count:
+        hidden = set()
+        done = 0
+    index = source.bulk_index()
+    if index is not None:
+        # Skeletons in file order: a later entry with an id comes later and decides it.
+        for sk in index.skeletons()[done:]:
+            eid = sk.id
+            if keeps(sk, eid, None, mode, labels):
+                hidden.discard(eid)
+            else:
+                hidden.add(eid)
+    else:
+        skeleton = source.skeleton
+        for eid in source.appended_since(done):
+            sk = skeleton(eid)
+            if sk is None or not keeps(sk, eid, None, mode, labels):
+                hidden.add(eid)
+            else:
+                hidden.discard(eid)
+    cache.hidden[mode] = hidden
+    cache.hidden_count[mode] = count
+    return hidden
 
 
 def visible_rows_extended(
@@ -103,8 +158,10 @@ def visible_rows_extended(
     skeleton = source.skeleton
     labels = source.labels
     sks = [skeleton(eid) for eid in chain]
-    if any(sk is None or sk.type == "label" for sk in sks):
-        return None  # a label may change rows anywhere
+    if any(sk is None for sk in sks):
+        return None
+    if (mode == "labeled-only" or tokens) and any(sk.type == "label" for sk in sks):
+        return None  # a label may change which rows these keep anywhere
     leaf = flat.leaf
     cut = bisect_right(prev.rows, p)
     head = prev.rows[:cut]

@@ -75,6 +75,14 @@ class Flat:
         if entry_id == self.leaf and self.leaf_index is not None:
             return self.leaf_index
         if self.index_of is None:
+            if self.leaf_index is not None:
+                # The leaf's ancestors come just before it (the selection walks up from a
+                # hidden leaf): a short scan spares mapping every row.
+                lo = max(0, self.leaf_index - 64)
+                try:
+                    return self.ids.index(entry_id, lo, self.leaf_index + 1)
+                except ValueError:
+                    pass
             self.index_of = {eid: i for i, eid in enumerate(self.ids)}
         return self.index_of.get(entry_id)
 
@@ -97,22 +105,138 @@ def iter_active_path(source: TreeSource, leaf_id: str | None) -> Iterator[str]:
         cur = sk.parent_id
 
 
-def flatten(source: TreeSource, leaf_id: str | None) -> Flat:
-    skeleton, children = source.lookups()
+def _leaf_ancestors(source: TreeSource, leaf_id: str | None, root_set: set[str]) -> tuple[set[str], bool]:
+    """The leaf and its ancestors in the tree, and whether that is exactly its active path.
+
+    The walk stops at a root; when that root's stored ``parentId`` is null (every sound
+    file) the set is the active path too, else (an orphan, a loop closer) the active path
+    follows stored parents further and is walked on its own.
+    """
+    skeleton = source.lookups()[0]
+    contains: set[str] = set()
+    if leaf_id is None or skeleton(leaf_id) is None:
+        return contains, leaf_id is None
+    cur: Any = leaf_id
+    add = contains.add
+    while type(cur) is str or isinstance(cur, str):
+        if cur in contains:
+            break
+        add(cur)
+        sk = skeleton(cur)
+        if sk is None:
+            return contains, False
+        if cur in root_set:
+            return contains, sk.parent_id is None
+        cur = sk.parent_id
+    return contains, False
+
+
+def flatten(source: TreeSource, leaf_id: str | None, chains: dict[str, list[str]] | None = None) -> Flat:
+    """The rows of the whole tree for ``leaf_id``.
+
+    A chain of single children shares its indent, flags and gutters, so it is emitted as
+    one run (list extends, not a step per row); ``chains`` (head id -> the run under it)
+    keeps the runs between calls for the same tree (only the order at branch points and
+    the active path depend on the leaf). A malformed source (a child listed twice, a
+    loop) is flattened one node at a time, each node once.
+    """
+    children = source.lookups()[1]
     roots = list(children(None))
     root_set = set(roots)
-    # Ancestors of the leaf in the tree (the subtrees that contain it).
-    contains: set[str] = set()
-    if leaf_id is not None and skeleton(leaf_id) is not None:
-        cur: Any = leaf_id
-        while isinstance(cur, str) and cur not in contains:
-            contains.add(cur)
-            if cur in root_set:
-                break
-            sk = skeleton(cur)
-            if sk is None:
-                break
-            cur = sk.parent_id
+    contains, exact = _leaf_ancestors(source, leaf_id, root_set)
+    flat = _flatten_runs(source, roots, contains, {} if chains is None else chains)
+    if flat is None:
+        flat = _flatten_nodes(source, roots, contains)
+    flat.active_path = PathSet(frozenset(contains) if exact else frozenset(active_path_ids(source, leaf_id)))
+    flat.leaf = leaf_id
+    if leaf_id in contains:
+        try:
+            flat.leaf_index = flat.ids.index(leaf_id)
+        except ValueError:
+            flat.leaf_index = None
+    return flat
+
+
+def _flatten_runs(
+    source: TreeSource, roots: list[str], contains: set[str], chains: dict[str, list[str]]
+) -> Flat | None:
+    children = source.lookups()[1]
+    multi = len(roots) > 1
+    if contains and multi:
+        roots = [r for r in roots if r in contains] + [r for r in roots if r not in contains]
+    ids: list[str] = []
+    indent_l: list[int] = []
+    conn_l: list[bool] = []
+    last_l: list[bool] = []
+    gut_l: list[tuple[tuple[int, bool], ...]] = []
+    vr_l: list[bool] = []
+    jb_l: list[bool] = []
+    stack: list[tuple[str, int, bool, bool, bool, tuple[tuple[int, bool], ...], bool]] = []
+    n_roots = len(roots)
+    base = 1 if multi else 0
+    for i in range(n_roots - 1, -1, -1):
+        stack.append((roots[i], base, multi, multi, i == n_roots - 1, (), multi))
+    limit = source.entry_count() + 1
+    while stack:
+        nid, indent, jb, sc, last, gut, vr = stack.pop()
+        ids.append(nid)
+        indent_l.append(indent)
+        conn_l.append(sc)
+        last_l.append(last)
+        gut_l.append(gut)
+        vr_l.append(vr)
+        jb_l.append(jb)
+        kids = children(nid)
+        if not kids:
+            continue
+        if sc and not vr:
+            disp = max(0, indent - 1) if multi else indent
+            child_gut = (*gut, (max(0, disp - 1), not last))
+        else:
+            child_gut = gut
+        if len(kids) == 1:
+            # A run of single children: all at one indent, no connector, the same gutters.
+            ci = indent + 1 if (jb and indent > 0) else indent
+            run = chains.get(nid)
+            if run is None:
+                run = []
+                k = kids[0]
+                while True:
+                    run.append(k)
+                    if len(run) > limit:
+                        return None  # a loop
+                    nxt = children(k)
+                    if len(nxt) != 1:
+                        break
+                    k = nxt[0]
+                chains[nid] = run
+            n = len(run)
+            ids.extend(run)
+            indent_l.extend([ci] * n)
+            conn_l.extend([False] * n)
+            last_l.extend([True] * n)
+            gut_l.extend([child_gut] * n)
+            vr_l.extend([False] * n)
+            jb_l.extend([False] * n)
+            if len(ids) > limit:
+                return None
+            kids = children(run[-1])
+            if not kids:
+                continue
+            indent = ci  # the run's last row has no connector: its children keep the gutters
+        nk = len(kids)
+        if contains:
+            kids = [k for k in kids if k in contains] + [k for k in kids if k not in contains]
+        ci = indent + 1
+        for i in range(nk - 1, -1, -1):
+            stack.append((kids[i], ci, True, True, i == nk - 1, child_gut, False))
+    if len(set(ids)) != len(ids):
+        return None  # a child listed twice: one row per node is the node-by-node walk's
+    return Flat(ids, indent_l, conn_l, last_l, gut_l, vr_l, jb_l, multi, PathSet(frozenset()))
+
+
+def _flatten_nodes(source: TreeSource, roots: list[str], contains: set[str]) -> Flat:
+    children = source.lookups()[1]
     multi = len(roots) > 1
     if contains and multi:
         roots = [r for r in roots if r in contains] + [r for r in roots if r not in contains]
@@ -160,19 +284,7 @@ def flatten(source: TreeSource, leaf_id: str | None) -> Flat:
         else:
             ci = indent + 1 if (jb and indent > 0) else indent
             stack.append((kids[0], ci, False, False, True, child_gut, False))
-    flat = Flat(
-        ids,
-        indent_l,
-        conn_l,
-        last_l,
-        gut_l,
-        vr_l,
-        jb_l,
-        multi,
-        PathSet(frozenset(active_path_ids(source, leaf_id))),
-    )
-    flat.leaf = leaf_id
-    return flat
+    return Flat(ids, indent_l, conn_l, last_l, gut_l, vr_l, jb_l, multi, PathSet(frozenset()))
 
 
 def extend(source: TreeSource, prev: Flat, leaf_id: str | None) -> Flat | None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..format.jsonl import scrub_text
+from ..index import gc_paused
 from ..tree.context import LAST_ENTRY, _LastEntry
 from .adapters import as_tree_source
 from .cache import ViewCache, cache_of, cache_put
@@ -115,7 +116,10 @@ def _filtered(
         if prev is not None and prev.content_version == content_version:
             flat = extend(source, prev, leaf_id)
         if flat is None:
-            flat = flatten(source, leaf_id)
+            if cache.chains_version != version:
+                cache.chains = {}
+                cache.chains_version = version
+            flat = flatten(source, leaf_id, cache.chains)
         flat.version = version
         flat.content_version = content_version
         flat.count = source.entry_count()
@@ -178,6 +182,21 @@ def build_view(
         raise ValueError(f"unknown filter mode {filter!r}; expected one of {', '.join(FILTER_MODES)}")
     src = as_tree_source(source)
     leaf = src.get_leaf_id() if isinstance(leaf_id, _LastEntry) else leaf_id
+    # The first build of a large view allocates a container or two per row; the cyclic
+    # collector's passes over a heap of 100,000 skeletons would cost more than the build.
+    with gc_paused():
+        return _build_view(src, leaf, filter, search, offset, limit, home)
+
+
+def _build_view(
+    src: TreeSource,
+    leaf: str | None,
+    filter: str,
+    search: str | None,
+    offset: int,
+    limit: int | None,
+    home: str | None,
+) -> ViewPage:
     filt, cache, version = _filtered(src, leaf, filter, search, home)
     total = len(filt.rows)
     selected = _selected(filt, src, leaf)

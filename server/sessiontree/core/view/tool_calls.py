@@ -36,19 +36,25 @@ def calls_of(entry: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
 class CallIndex:
     """Every assistant message's tool calls, keyed by call id, independent of the tree order.
 
-    ``calls`` maps an assistant entry id to its calls (``{call id: (name, arguments)}``, a
-    later call with the same id in one message winning); ``owner`` maps a call id to the
+    ``ids_of`` maps an assistant entry id to its call ids (from the skeletons, so building
+    the index reads no message); ``calls`` holds the calls read so far
+    (``{call id: (name, arguments)}``, a later call with the same id in one message
+    winning), read through ``load`` when a row shows one; ``owner`` maps a call id to the
     one message that has it, and ``dups`` a call id that several messages have to all of
-    them. Built once per source content (`key`) from one bulk read, then extended with the
-    entries appended after the first ``count`` (file order); ``count == -1``: not
-    extensible (rebuilt when ``key``, then the source version, changes).
+    them. Built once per source content (`key`), then extended with the entries appended
+    after the first ``count`` (file order); ``count == -1``: not extensible (rebuilt when
+    ``key``, then the source version, changes).
     """
 
-    __slots__ = ("calls", "count", "dups", "gen", "key", "memo", "memo_home", "owner")
+    __slots__ = ("calls", "count", "dups", "gen", "ids_of", "key", "load", "memo", "memo_home", "owner")
 
-    def __init__(self, key: Hashable, count: int) -> None:
+    def __init__(
+        self, key: Hashable, count: int, load: Callable[[str], Mapping[str, Any] | None] | None = None
+    ) -> None:
         self.key = key
         self.count = count
+        self.load = load
+        self.ids_of: dict[str, tuple[Hashable, ...]] = {}
         self.calls: dict[str, dict[Hashable, tuple[Any, Any]]] = {}
         self.owner: dict[Hashable, str] = {}
         self.dups: dict[Hashable, list[str]] = {}
@@ -61,18 +67,18 @@ class CallIndex:
 
     def add(self, eid: str, entry: Mapping[str, Any] | None) -> None:
         """Record the calls of assistant entry ``eid`` (replacing what it had)."""
+        mine = _calls_map(entry)
+        self.add_ids(eid, tuple(mine))
+        if mine:
+            self.calls[eid] = mine
+
+    def add_ids(self, eid: str, call_ids: Any) -> None:
+        """Record that assistant entry ``eid`` has these call ids (replacing what it had)."""
         self.remove(eid)
-        found = calls_of(entry)
-        if not found:
-            return
-        mine: dict[Hashable, tuple[Any, Any]] = {}
-        for call in found:
-            cid = call.get("id")
-            if type(cid) is str or isinstance(cid, Hashable):
-                mine[cid] = (js_get(call, "name"), js_get(call, "arguments"))
+        mine = tuple(dict.fromkeys(call_ids))
         if not mine:
             return
-        self.calls[eid] = mine
+        self.ids_of[eid] = mine
         owner = self.owner
         dups = self.dups
         for cid in mine:
@@ -90,7 +96,8 @@ class CallIndex:
 
     def remove(self, eid: str) -> None:
         """Forget the calls of entry ``eid`` (a later entry with its id replaced it)."""
-        mine = self.calls.pop(eid, None)
+        mine = self.ids_of.pop(eid, None)
+        self.calls.pop(eid, None)
         if not mine:
             return
         self.gen += 1
@@ -110,6 +117,13 @@ class CallIndex:
                 owner[cid] = lst[0]
                 del dups[cid]
 
+    def _call(self, eid: str, call_id: Hashable) -> tuple[Any, Any] | None:
+        mine = self.calls.get(eid)
+        if mine is None:
+            mine = _calls_map(self.load(eid) if self.load is not None else None)
+            self.calls[eid] = mine
+        return mine.get(call_id)
+
     def display(self, call_id: Hashable, flat: Flat, home: str) -> str | None:
         """`format_tool_call` of `lookup`, lowercased (None: no call), memoized for searches."""
         eid = self._owner(call_id, flat)
@@ -125,7 +139,8 @@ class CallIndex:
         key = (eid, call_id)
         text = self.memo.get(key)
         if text is None:
-            name, args = self.calls[eid][call_id]
+            call = self._call(eid, call_id)
+            name, args = call if call is not None else (None, None)
             text = self.memo[key] = scrub_text(format_tool_call(name, args, home)).lower()
         return text
 
@@ -149,8 +164,20 @@ class CallIndex:
         eid = self._owner(call_id, flat)
         if eid is None:
             return None
-        name, args = self.calls[eid][call_id]
+        call = self._call(eid, call_id)
+        if call is None:
+            return None  # the message changed on disk since its skeleton was read
+        name, args = call
         return {"name": name, "arguments": args}
+
+
+def _calls_map(entry: Mapping[str, Any] | None) -> dict[Hashable, tuple[Any, Any]]:
+    mine: dict[Hashable, tuple[Any, Any]] = {}
+    for call in calls_of(entry):
+        cid = call.get("id")
+        if type(cid) is str or isinstance(cid, Hashable):
+            mine[cid] = (js_get(call, "name"), js_get(call, "arguments"))
+    return mine
 
 
 def _is_assistant(sk: Any) -> bool:
@@ -181,7 +208,14 @@ def call_index(source: TreeSource, cache: CallIndexHolder, flat: Flat) -> CallIn
                 for eid, entry in zip(mine, entries, strict=True):
                     ci.add(eid, entry)
         return ci
-    ci = CallIndex(key, now)
+    with gc_paused():
+        return _build_call_index(source, cache, flat, key, now)
+
+
+def _build_call_index(
+    source: TreeSource, cache: CallIndexHolder, flat: Flat, key: Hashable, now: int
+) -> CallIndex:
+    ci = CallIndex(key, now, source.get_entry)
     index = source.bulk_index()
     if index is None:
         # read one by one: the assistants of the tree
@@ -190,9 +224,26 @@ def call_index(source: TreeSource, cache: CallIndexHolder, flat: Flat) -> CallIn
             ci.add(eid, entry)
         cache.call_index = ci
         return ci
-    sks = [sk for sk in index.ids().values() if sk.type == "message" and sk.role == "assistant"]
-    with gc_paused():
-        for sk, entry in index.stream_entries(sks):
+    unknown = []
+    known: list[tuple[str, tuple[Hashable, ...]]] = []
+    for sk in index.ids().values():
+        if sk.role == "assistant" and sk.type == "message":
+            if sk.call_ids is None:
+                unknown.append(sk)
+            elif sk.call_ids:
+                known.append((sk.id, sk.call_ids))
+    # Most sessions have no call id twice: one dict comprehension is then the whole index.
+    # (A skeleton's call ids are distinct already.)
+    pairs = [(cid, eid) for eid, cids in known for cid in cids]
+    owner = dict(pairs)
+    if len(owner) == len(pairs):
+        ci.owner = owner
+        ci.ids_of = dict(known)
+    else:
+        for eid, cids in known:
+            ci.add_ids(eid, cids)
+    if unknown:
+        for sk, entry in index.stream_entries(unknown):
             ci.add(sk.id, entry)
     cache.call_index = ci
     return ci
