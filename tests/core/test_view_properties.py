@@ -217,3 +217,105 @@ def test_cached_views_after_appends_match_a_fresh_build(
             b = build_view(fresh, filter=mode, search=q)
             assert [(r.id, r.line()) for r in a.rows] == [(r.id, r.line()) for r in b.rows]
             assert (a.total, a.selected_index) == (b.total, b.selected_index)
+
+
+def _full_page(src: Any, leaf: Any, mode: str, offset: int, limit: int) -> Any:
+    """The page from a whole flattening, the lazy walk kept out."""
+    from sessiontree.core.view import page as view_page
+
+    saved = view_page._lazy_rows
+    view_page._lazy_rows = lambda *a: None  # type: ignore[assignment]
+    try:
+        return build_view(src, filter=mode, offset=offset, limit=limit, leaf_id=leaf)
+    finally:
+        view_page._lazy_rows = saved
+
+
+@settings(max_examples=150, deadline=None)
+@given(entries(), st.data())
+def test_the_view_walked_from_the_leaf_is_the_whole_flattening(ents: list[dict[str, Any]], data: Any) -> None:
+    """Pages of the lazy walk (path first, the rest on demand) equal a whole flattening's,
+    anywhere in the view, for every leaf and mode, and in any order of page requests."""
+    src = EntriesTreeSource([dict(e) for e in ents])
+    ids = [e["id"] for e in ents]
+    leaf = data.draw(st.sampled_from([None, *ids])) if ids else None
+    mode = data.draw(st.sampled_from([m for m in FILTER_MODES if m != "labeled-only"]))
+    for _ in range(data.draw(st.integers(min_value=1, max_value=4))):
+        offset = data.draw(st.integers(min_value=0, max_value=len(ids) + 1))
+        limit = data.draw(st.integers(min_value=0, max_value=len(ids) + 1))
+        a = build_view(src, filter=mode, offset=offset, limit=limit, leaf_id=leaf)
+        b = _full_page(EntriesTreeSource([dict(e) for e in ents]), leaf, mode, offset, limit)
+        assert [(r.id, r.line(), r.depth, r.on_active_path, r.is_leaf) for r in a.rows] == [
+            (r.id, r.line(), r.depth, r.on_active_path, r.is_leaf) for r in b.rows
+        ]
+        assert (a.total, a.selected_index) == (b.total, b.selected_index)
+
+
+def test_a_deep_linear_session_answers_its_first_pages_without_walking_the_rest(tmp_path: Any) -> None:
+    """A long chain with side branches: the leaf's pages come from the path, the rest stays
+    unwalked until a page asks for it, and every page equals the whole flattening's."""
+    from sessiontree.core.view.adapters import as_tree_source
+    from sessiontree.core.view.cache import cache_of
+
+    mgr = SessionManager.create(str(tmp_path), str(tmp_path / "s"))
+    ids = []
+    for i in range(3000):
+        if i and i % 500 == 0:
+            mgr.branch(ids[i - 250])  # a side branch: its rows come after the leaf's path
+        ids.append(mgr.append_message({"role": "user", "content": f"m{i}", "timestamp": i}))
+    first = build_view(mgr, offset=0, limit=100)
+    lazy = next(iter(cache_of(as_tree_source(mgr)).lazy.values()))
+    assert not lazy.done and len(lazy.ids) < 3000  # the side branches are not walked yet
+    assert first.total == 3000 and first.selected_index == len(lazy.path) - 1
+    for offset in (0, first.selected_index - 50, first.selected_index + 1, 2900):
+        a = build_view(mgr, offset=offset, limit=100)
+        b = _full_page(mgr, mgr.get_leaf_id(), "default", offset, 100)
+        assert [r.line() for r in a.rows] == [r.line() for r in b.rows] and len(a.rows) > 0
+        assert (a.total, a.selected_index) == (b.total, b.selected_index)
+
+
+@settings(max_examples=120, deadline=None)
+@given(entries(), st.data())
+def test_the_lazy_walk_follows_appends_and_moves_like_a_whole_flattening(
+    ents: list[dict[str, Any]], data: Any
+) -> None:
+    """After appends (under the leaf, elsewhere, adopting an entry that waited for its
+    parent, reusing an id) and leaf moves, the lazily walked pages equal a whole
+    flattening of the same entries."""
+    ents = [dict(e) for e in ents]
+    live = EntriesTreeSource(ents)
+    for step in range(data.draw(st.integers(min_value=1, max_value=6))):
+        ids = [e["id"] for e in ents]
+        kind = data.draw(st.sampled_from(["under-leaf", "elsewhere", "adopt", "dup", "move"]))
+        if kind == "move" and ids:
+            live.leaf_id = data.draw(st.sampled_from(ids))
+        else:
+            waiting = [e["parentId"] for e in ents if e["parentId"] is not None and e["parentId"] not in ids]
+            if kind == "adopt" and waiting:
+                eid = waiting[0]
+            elif kind == "dup" and ids:
+                eid = data.draw(st.sampled_from(ids))
+            else:
+                eid = f"a{step}"
+            parent = (
+                live.leaf_id
+                if kind in ("under-leaf", "adopt") or not ids
+                else data.draw(st.sampled_from(ids))
+            )
+            e = {
+                "type": "message",
+                "id": eid,
+                "parentId": parent,
+                "timestamp": "2026-01-01T00:00:04.000Z",
+                "message": {"role": "user", "content": [{"type": "text", "text": "hello"}]},
+            }
+            ents.append(e)
+            live.append(e)
+        mode = data.draw(st.sampled_from(["default", "all", "no-tools"]))
+        offset = data.draw(st.integers(min_value=0, max_value=len(ents)))
+        a = build_view(live, filter=mode, offset=offset, limit=5)
+        b = _full_page(EntriesTreeSource(ents, leaf_id=live.leaf_id), live.leaf_id, mode, offset, 5)
+        assert [(r.id, r.line(), r.on_active_path) for r in a.rows] == [
+            (r.id, r.line(), r.on_active_path) for r in b.rows
+        ]
+        assert (a.total, a.selected_index) == (b.total, b.selected_index)

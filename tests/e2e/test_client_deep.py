@@ -59,7 +59,8 @@ def test_session_tree_of_a_long_linear_session(tmp_path: Path) -> None:
         init_options={"agentDir": str(agent), "stateDir": str(tmp_path / "state"), "watch": False}, env=env
     ) as client:
         handle = client.request("session/open", {"path": path})["session"]
-        tree = client.request("session/tree", {"session": handle})
+        # asked unbounded on purpose (the default nests 200 levels at most)
+        tree = client.request("session/tree", {"session": handle, "maxDepth": 1_000_000})
         seen = []
         nodes = tree["roots"]
         while nodes:

@@ -87,6 +87,8 @@ class EntryIndex:
         # stream_loader(skeletons sorted by offset) yields their entries in that order,
         # reading the file sequentially in big chunks (bulk materialization).
         self.stream_loader: Callable[[list[Skeleton]], Iterator[dict[str, Any]]] | None = None
+        # raw_loader(skeletons sorted by offset) yields (skeleton, its line) unparsed
+        self.raw_loader: Callable[[list[Skeleton]], Iterator[tuple[Skeleton, memoryview]]] | None = None
         self.labels: dict[str, str] = {}
         self.usage = UsageTotals()
         self._has_assistant = False

@@ -79,6 +79,7 @@ class SessionBase:
         idx = EntryIndex(reader.one)
         idx.batch_loader = reader.many
         idx.stream_loader = reader.stream
+        idx.raw_loader = reader.stream_raw
         return idx
 
     @property

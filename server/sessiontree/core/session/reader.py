@@ -89,6 +89,33 @@ class FileEntries:
             del mv
             i = j
 
+    def stream_raw(self, sks: list[Skeleton]) -> Iterator[tuple[Skeleton, memoryview]]:
+        """The raw lines of file-backed skeletons sorted by offset, read span by span as
+        `stream` reads them, unchecked (the caller parses them, and checks the id)."""
+        path = self._path()
+        assert path is not None
+        n = len(sks)
+        i = 0
+        read_range = self._storage.read_range
+        while i < n:
+            first = sks[i]
+            start = first.offset
+            end = start + first.length
+            j = i + 1
+            while j < n:
+                sk = sks[j]
+                if sk.offset - end > BATCH_GAP or sk.offset + sk.length - start > STREAM_MAX:
+                    break
+                if sk.offset + sk.length > end:
+                    end = sk.offset + sk.length
+                j += 1
+            mv = memoryview(read_range(path, start, end - start))
+            for k in range(i, j):
+                sk = sks[k]
+                a = sk.offset - start
+                yield sk, mv[a : a + sk.length]
+            i = j
+
     def many(self, sks: list[Skeleton]) -> list[dict[str, Any]]:
         """Read many file-backed entries with few reads (neighbouring lines together)."""
         path = self._path()

@@ -31,10 +31,10 @@ class ViewCache:
         # toolResult entries: the call id whose display their searchable text also holds
         # (resolved at query time), the fallback display (no call found, lowercased) and
         # the length of the text without it
-        self.search_call: dict[str, tuple[Hashable, str, int]] = {}
+        self.search_call: dict[str, tuple[Hashable, str | None, int]] = {}
         # toolResult entries whose text holds their call's display (an id one message has),
         # valid for `search_tool_key`: (the call index, its generation, the home)
-        self.search_folded: dict[str, tuple[Hashable, str, int]] = {}
+        self.search_folded: dict[str, tuple[Hashable, str | None, int]] = {}
         self.search_tool_key: Hashable = None
         self.call_index: CallIndex | None = None
         # the runs of single children of one tree version (see `flatten`): the same for
@@ -46,6 +46,10 @@ class ViewCache:
         self.hidden: dict[str, set[str]] = {}
         self.hidden_count: dict[str, int] = {}
         self.hidden_version: Hashable = None
+        # the views walked lazily from the leaf (`lazy`): per (version, leaf), and their
+        # visible rows per (version, leaf, filter mode)
+        self.lazy: OrderedDict[Hashable, Any] = OrderedDict()
+        self.lazy_rows: OrderedDict[Hashable, Any] = OrderedDict()
 
 
 _CACHES: weakref.WeakKeyDictionary[Any, ViewCache] = weakref.WeakKeyDictionary()

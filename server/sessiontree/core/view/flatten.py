@@ -21,6 +21,7 @@ __all__ = [
     "PathSet",
     "active_path_ids",
     "display_indent",
+    "expand_runs",
     "extend",
     "flatten",
     "iter_active_path",
@@ -157,28 +158,37 @@ def flatten(source: TreeSource, leaf_id: str | None, chains: dict[str, list[str]
     return flat
 
 
-def _flatten_runs(
-    source: TreeSource, roots: list[str], contains: set[str], chains: dict[str, list[str]]
-) -> Flat | None:
-    children = source.lookups()[1]
-    multi = len(roots) > 1
-    if contains and multi:
-        roots = [r for r in roots if r in contains] + [r for r in roots if r not in contains]
-    ids: list[str] = []
-    indent_l: list[int] = []
-    conn_l: list[bool] = []
-    last_l: list[bool] = []
-    gut_l: list[tuple[tuple[int, bool], ...]] = []
-    vr_l: list[bool] = []
-    jb_l: list[bool] = []
-    stack: list[tuple[str, int, bool, bool, bool, tuple[tuple[int, bool], ...], bool]] = []
-    n_roots = len(roots)
-    base = 1 if multi else 0
-    for i in range(n_roots - 1, -1, -1):
-        stack.append((roots[i], base, multi, multi, i == n_roots - 1, (), multi))
-    limit = source.entry_count() + 1
-    while stack:
-        nid, indent, jb, sc, last, gut, vr = stack.pop()
+_Arrays = tuple[
+    list[str],
+    list[int],
+    list[bool],
+    list[bool],
+    list[tuple[tuple[int, bool], ...]],
+    list[bool],
+    list[bool],
+]
+_State = tuple[str, int, bool, bool, bool, tuple[tuple[int, bool], ...], bool]
+
+
+def expand_runs(
+    children: Any,
+    chains: dict[str, list[str]],
+    stack: list[_State],
+    state: _State,
+    multi: bool,
+    arrays: _Arrays,
+    *,
+    emit_self: bool = True,
+    contains: set[str] | frozenset[str] = frozenset(),
+    limit: int = -1,
+) -> bool:
+    """One step of the depth-first walk: the node of ``state`` (unless ``emit_self`` is
+    false: emitted already), the run of single children under it, and its children pushed
+    onto ``stack`` (those in ``contains`` first). False when a run is longer than ``limit``
+    (a loop in a malformed source; ``-1``: no limit)."""
+    ids, indent_l, conn_l, last_l, gut_l, vr_l, jb_l = arrays
+    nid, indent, jb, sc, last, gut, vr = state
+    if emit_self:
         ids.append(nid)
         indent_l.append(indent)
         conn_l.append(sc)
@@ -186,53 +196,76 @@ def _flatten_runs(
         gut_l.append(gut)
         vr_l.append(vr)
         jb_l.append(jb)
-        kids = children(nid)
+    kids = children(nid)
+    if not kids:
+        return True
+    if sc and not vr:
+        disp = max(0, indent - 1) if multi else indent
+        child_gut = (*gut, (max(0, disp - 1), not last))
+    else:
+        child_gut = gut
+    if len(kids) == 1:
+        # A run of single children: all at one indent, no connector, the same gutters.
+        ci = indent + 1 if (jb and indent > 0) else indent
+        run = chains.get(nid)
+        if run is None:
+            run = []
+            k = kids[0]
+            while True:
+                run.append(k)
+                if 0 <= limit < len(run):
+                    return False
+                nxt = children(k)
+                if len(nxt) != 1:
+                    break
+                k = nxt[0]
+            chains[nid] = run
+        n = len(run)
+        ids.extend(run)
+        indent_l.extend([ci] * n)
+        conn_l.extend([False] * n)
+        last_l.extend([True] * n)
+        gut_l.extend([child_gut] * n)
+        vr_l.extend([False] * n)
+        jb_l.extend([False] * n)
+        kids = children(run[-1])
         if not kids:
-            continue
-        if sc and not vr:
-            disp = max(0, indent - 1) if multi else indent
-            child_gut = (*gut, (max(0, disp - 1), not last))
-        else:
-            child_gut = gut
-        if len(kids) == 1:
-            # A run of single children: all at one indent, no connector, the same gutters.
-            ci = indent + 1 if (jb and indent > 0) else indent
-            run = chains.get(nid)
-            if run is None:
-                run = []
-                k = kids[0]
-                while True:
-                    run.append(k)
-                    if len(run) > limit:
-                        return None  # a loop
-                    nxt = children(k)
-                    if len(nxt) != 1:
-                        break
-                    k = nxt[0]
-                chains[nid] = run
-            n = len(run)
-            ids.extend(run)
-            indent_l.extend([ci] * n)
-            conn_l.extend([False] * n)
-            last_l.extend([True] * n)
-            gut_l.extend([child_gut] * n)
-            vr_l.extend([False] * n)
-            jb_l.extend([False] * n)
-            if len(ids) > limit:
-                return None
-            kids = children(run[-1])
-            if not kids:
-                continue
-            indent = ci  # the run's last row has no connector: its children keep the gutters
-        nk = len(kids)
-        if contains:
-            kids = [k for k in kids if k in contains] + [k for k in kids if k not in contains]
-        ci = indent + 1
-        for i in range(nk - 1, -1, -1):
-            stack.append((kids[i], ci, True, True, i == nk - 1, child_gut, False))
+            return True
+        indent = ci  # the run's last row has no connector: its children keep the gutters
+    nk = len(kids)
+    if contains:
+        kids = [k for k in kids if k in contains] + [k for k in kids if k not in contains]
+    ci = indent + 1
+    for i in range(nk - 1, -1, -1):
+        stack.append((kids[i], ci, True, True, i == nk - 1, child_gut, False))
+    return True
+
+
+def _flatten_runs(
+    source: TreeSource, roots: list[str], contains: set[str], chains: dict[str, list[str]]
+) -> Flat | None:
+    children = source.lookups()[1]
+    multi = len(roots) > 1
+    if contains and multi:
+        roots = [r for r in roots if r in contains] + [r for r in roots if r not in contains]
+    arrays: _Arrays = ([], [], [], [], [], [], [])
+    ids = arrays[0]
+    stack: list[_State] = []
+    n_roots = len(roots)
+    base = 1 if multi else 0
+    for i in range(n_roots - 1, -1, -1):
+        stack.append((roots[i], base, multi, multi, i == n_roots - 1, (), multi))
+    limit = source.entry_count() + 1
+    while stack:
+        if not expand_runs(
+            children, chains, stack, stack.pop(), multi, arrays, contains=contains, limit=limit
+        ):
+            return None  # a loop
+        if len(ids) > limit:
+            return None
     if len(set(ids)) != len(ids):
         return None  # a child listed twice: one row per node is the node-by-node walk's
-    return Flat(ids, indent_l, conn_l, last_l, gut_l, vr_l, jb_l, multi, PathSet(frozenset()))
+    return Flat(*arrays, multi, PathSet(frozenset()))
 
 
 def _flatten_nodes(source: TreeSource, roots: list[str], contains: set[str]) -> Flat:

@@ -14,6 +14,7 @@ from .cache import ViewCache, cache_of, cache_put
 from .display import display_text, home_dir
 from .filters import FILTER_MODES, FILTER_SUFFIXES, visible_rows, visible_rows_extended
 from .flatten import Filtered, display_indent, extend, flatten, iter_active_path, prefix_of
+from .lazy import LazyRows, lazy_flat
 from .source import TreeSource
 from .tool_calls import LazyToolCalls
 from .tree_art import SHORT_ART_WIDTH as _SHORT_ART_WIDTH
@@ -144,6 +145,22 @@ def _filtered(
     return filt, cache, version
 
 
+def _lazy_rows(src: TreeSource, leaf: str | None, mode: str, search: str | None) -> LazyRows | None:
+    """The lazily walked rows for this request, when it can use them (see `lazy`)."""
+    if mode == "labeled-only" or scrub_text(search or "").split():
+        return None
+    cache = cache_of(src)
+    flat = lazy_flat(src, cache, leaf)
+    if flat is None:
+        return None
+    key = (flat.version, leaf, mode)
+    rows = cache.lazy_rows.get(key)
+    if rows is None or rows.flat is not flat:
+        rows = LazyRows(src, cache, flat, mode)
+        cache_put(cache.lazy_rows, key, rows, 8)
+    return rows
+
+
 def _selected(filt: Filtered, source: TreeSource, leaf_id: str | None) -> int | None:
     if filt.selected != -1:
         return filt.selected
@@ -197,20 +214,32 @@ def _build_view(
     limit: int | None,
     home: str | None,
 ) -> ViewPage:
-    filt, cache, version = _filtered(src, leaf, filter, search, home)
-    total = len(filt.rows)
-    selected = _selected(filt, src, leaf)
+    lazy = _lazy_rows(src, leaf, filter, search)
+    flat: Any
+    if lazy is not None:
+        # The rows around the leaf without walking the whole tree (`lazy`).
+        flat = lazy.flat
+        cache = cache_of(src)
+        version = src.version()
+        total = lazy.total()
+        selected = lazy.selected
+        row_at = lazy.row
+    else:
+        filt, cache, version = _filtered(src, leaf, filter, search, home)
+        flat = filt.flat
+        total = len(filt.rows)
+        selected = _selected(filt, src, leaf)
+        flat_rows = filt.rows
+        row_at = lambda r: flat_rows[r]  # noqa: E731
     start = max(0, offset)
     end = total if limit is None else min(total, start + max(0, limit))
-    flat = filt.flat
     labels = src.labels
     tool_calls = LazyToolCalls(src, cache, lambda: flat, version)
     rows: list[Row] = []
-    page_ids = [flat.ids[filt.rows[r]] for r in range(start, end)]
+    page_fis = [row_at(r) for r in range(start, end)]
+    page_ids = [flat.ids[fi] for fi in page_fis]
     page_entries = src.get_entries(page_ids)
-    for r, entry_or_none in zip(range(start, end), page_entries, strict=True):
-        fi = filt.rows[r]
-        eid = flat.ids[fi]
+    for fi, eid, entry_or_none in zip(page_fis, page_ids, page_entries, strict=True):
         sk = src.skeleton(eid)
         entry = entry_or_none or {}
         tool_calls.start = sk.parent_id if sk is not None else None

@@ -17,6 +17,7 @@ from ..format.jsonl import scrub_text
 from .cache import ViewCache
 from .display import ToolCallMap, display_text, extract_content
 from .flatten import Flat
+from .search_fast import FAST_ROLES, fast_search_texts
 from .source import TreeSource
 from .tool_calls import CallIndex, call_index
 
@@ -129,6 +130,9 @@ def fill_search_text(source: TreeSource, cache: ViewCache, ids: list[str]) -> No
             if sk is None or sk.order == orders.get(eid):
                 continue
         missing.append(eid)
+    index = source.bulk_index()
+    if index is not None and index.raw_loader is not None and len(missing) > _SEARCH_BATCH:
+        missing = _fill_fast(index.raw_loader, skeleton, missing, texts, orders, calls, folded)
     for start in range(0, len(missing), _SEARCH_BATCH):
         chunk = missing[start : start + _SEARCH_BATCH]
         entries = source.get_entries(chunk)
@@ -152,6 +156,41 @@ def fill_search_text(source: TreeSource, cache: ViewCache, ids: list[str]) -> No
             orders[eid] = sk.order if sk is not None else None
 
 
+def _fill_fast(
+    raw_loader: Any,
+    skeleton: Any,
+    missing: list[str],
+    texts: dict[str, str],
+    orders: dict[str, Any],
+    calls: dict[str, tuple[Hashable, str | None, int]],
+    folded: dict[str, Any],
+) -> list[str]:
+    """The texts `fast_search_texts` can build, from the raw lines; the ids it left."""
+    rest: list[str] = []
+    sks = []
+    for eid in missing:
+        sk = skeleton(eid)
+        if sk is not None and sk.offset >= 0 and sk.type == "message" and sk.role in FAST_ROLES:
+            sks.append(sk)
+        else:
+            rest.append(eid)
+    sks.sort(key=lambda sk: sk.offset)
+    for sk, text, call in fast_search_texts(raw_loader(sks)):
+        eid = sk.id
+        if text is None:
+            rest.append(eid)
+            continue
+        texts[eid] = text
+        folded.pop(eid, None)
+        if call is None:
+            calls.pop(eid, None)
+        else:
+            # the fallback display (no call found) is built when a query needs it
+            calls[eid] = (call, None, len(text))
+        orders[eid] = sk.order
+    return rest
+
+
 def search_rows(
     source: TreeSource, cache: ViewCache, flat: Flat, indices: list[int], tokens: list[str], home: str
 ) -> list[int]:
@@ -172,6 +211,8 @@ def search_rows(
                 calls[eid] = kept
             folded.clear()
             cache.search_tool_key = key
+        owners = ci.owner
+        ci.preload(source, [owners.get(call[0]) for call in calls.values()])
     one = tokens[0] if len(tokens) == 1 else None
     matched: list[int] = []
     # A token holds no whitespace, so it is in the searchable text (parts joined by single
@@ -194,7 +235,14 @@ def search_rows(
                 del calls[eid]
             else:
                 shown = ci.display(call[0], flat, home)
-                text = f"{text} {call[1] if shown is None else shown}"
+                if shown is None:
+                    fallback = call[1]
+                    if fallback is None:
+                        entry = source.get_entry(eid)
+                        fallback = scrub_text(display_text(entry)).lower() if entry is not None else ""
+                        calls[eid] = (call[0], fallback, call[2])
+                    shown = fallback
+                text = f"{text} {shown}"
         label = labels.get(eid)
         if label:
             low = scrub_text(label).lower()

@@ -117,6 +117,17 @@ class CallIndex:
                 owner[cid] = lst[0]
                 del dups[cid]
 
+    def preload(self, source: TreeSource, eids: Any) -> None:
+        """Read the calls of many messages at once (a search shows many tool results)."""
+        index = source.bulk_index()
+        want = [eid for eid in dict.fromkeys(eids) if eid is not None and eid not in self.calls]
+        if index is None or len(want) < 64:
+            return
+        sks = [sk for sk in (index.skeleton(eid) for eid in want) if sk is not None]
+        with gc_paused():
+            for sk, entry in index.stream_entries(sks):
+                self.calls[sk.id] = _calls_map(entry)
+
     def _call(self, eid: str, call_id: Hashable) -> tuple[Any, Any] | None:
         mine = self.calls.get(eid)
         if mine is None:
