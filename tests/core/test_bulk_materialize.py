@@ -252,8 +252,13 @@ def test_a_changed_file_is_reported_not_misread(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     data = path.read_bytes()
     path.write_bytes(data.replace(b'"id":"', b'"id":"z', 1))  # same length would be needed; any shift
+    roots = mgr.get_tree()  # the entries are read when first asked for (lazy bodies)
     with pytest.raises(ConflictError):
-        mgr.get_tree()
+        stack = list(roots)
+        while stack:
+            node = stack.pop()
+            assert node.entry is not None
+            stack.extend(node.children)
 
 
 def test_gc_paused_nests_and_restores() -> None:
@@ -287,3 +292,24 @@ def test_generated_corpus(tmp_path: Path) -> None:
     mgr = SessionManager.open(str(out), **kw(tmp_path))
     assert mgr.load_report.fast_path
     check_all(mgr)
+
+
+def test_get_tree_reads_the_entries_only_when_asked(tmp_path: Path) -> None:
+    """`get_tree()` builds nodes from skeletons; an entry is read on first access, with the
+    nodes after it in file order, and what is read equals what an eager read gives."""
+    rng = random.Random(4)
+    mgr = open_file(tmp_path, random_entries(rng, 900))
+    roots = mgr.get_tree()
+    nodes: list[Any] = []
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        stack.extend(node.children)
+    assert len(nodes) == len(mgr.index.ids())
+    assert all(n._entry is None for n in nodes)  # nothing read yet
+    first = roots[0].entry
+    read = sum(n._entry is not None for n in nodes)
+    assert first["id"] == roots[0].entry["id"] and 1 <= read <= 4096
+    eager = {e["id"]: e for e in mgr.get_entries()}
+    assert all(n.entry == eager[n.entry["id"]] for n in nodes)

@@ -319,3 +319,18 @@ def test_the_lazy_walk_follows_appends_and_moves_like_a_whole_flattening(
             (r.id, r.line(), r.on_active_path) for r in b.rows
         ]
         assert (a.total, a.selected_index) == (b.total, b.selected_index)
+
+
+@settings(max_examples=120, deadline=None)
+@given(entries(), st.data())
+def test_typing_on_narrows_to_what_a_fresh_search_finds(ents: list[dict[str, Any]], data: Any) -> None:
+    """A query typed on from an earlier one (its rows matched again, not every row's)
+    finds exactly what the same query finds from scratch."""
+    words = ["h", "he", "hel", "hello", "hello t", "too", "tool", "t", "user", "assistant:"]
+    src = EntriesTreeSource([dict(e) for e in ents])
+    for q in data.draw(st.lists(st.sampled_from(words), min_size=2, max_size=5)):
+        mode = data.draw(st.sampled_from(["default", "all"]))
+        a = build_view(src, filter=mode, search=q)
+        b = build_view(EntriesTreeSource([dict(e) for e in ents]), filter=mode, search=q)
+        assert [(r.id, r.line()) for r in a.rows] == [(r.id, r.line()) for r in b.rows]
+        assert (a.total, a.selected_index) == (b.total, b.selected_index)

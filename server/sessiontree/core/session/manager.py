@@ -38,7 +38,7 @@ from .context_walk import injected_ttsr_rules, last_model_change_role, materiali
 from .entries import Entries
 from .moves import Moves, deep_copy
 from .reader import FileEntries
-from .records import LoadReport, SessionTreeNode
+from .records import LoadReport, SessionTreeNode, TreeBodies
 from .sidecar import CACHE_MIN_BYTES, Sidecar
 
 __all__ = [
@@ -57,6 +57,11 @@ _SPACES = re.compile(" +")
 def sanitize_session_name(name: str) -> str:
     """Control characters become spaces, runs of spaces collapse, the result is trimmed."""
     return js_trim(_SPACES.sub(" ", _CONTROL.sub(" ", name)))
+
+
+def _file_order(sk: Any) -> tuple[bool, int]:
+    """The order `EntryIndex.stream_entries` yields in: file-backed by offset, then held."""
+    return (sk.offset < 0, sk.offset if sk.offset >= 0 else sk.order)
 
 
 class SessionManager(Moves, Entries):
@@ -353,13 +358,15 @@ class SessionManager(Moves, Entries):
         labels = idx.labels
         roots_ids, child_map = idx.child_map()
         by_id = idx.ids()
-        # Every id of the map is in the tree (orphans and loop closers are roots): read
-        # them all in one sequential pass, without churning the entry cache.
+        # Every id of the map is in the tree (orphans and loop closers are roots). The
+        # entries are read when a node's is first asked for, in file-order batches without
+        # churning the entry cache (`TreeBodies`).
         with gc_paused():
-            nodes = {
-                sk.id: SessionTreeNode(e, [], labels.get(sk.id))
-                for sk, e in idx.stream_entries(builtins.list(by_id.values()))
-            }
+            sks = sorted(by_id.values(), key=_file_order)
+            bodies = TreeBodies(idx, sks)
+            deferred = SessionTreeNode.deferred
+            bodies.nodes = [deferred(bodies, i, labels.get(sk.id)) for i, sk in enumerate(sks)]
+            nodes = {sk.id: node for sk, node in zip(sks, bodies.nodes, strict=True)}
             for pid, kids in child_map.items():
                 parent = nodes.get(pid)
                 if parent is not None:

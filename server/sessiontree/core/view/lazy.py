@@ -63,7 +63,7 @@ class LazyFlat:
         roots, kid_map = index.child_map()
         kids_get = kid_map.get
         empty: tuple[str, ...] = ()
-        self.source = source
+        # Nothing here refers to the source: the view's cache is held weakly by it.
         self.children = source.lookups()[1]
         self.chains = chains
         self.version = version
@@ -246,7 +246,6 @@ class LazyRows:
 
     def __init__(self, source: TreeSource, cache: ViewCache, flat: LazyFlat, mode: str) -> None:
         self.flat = flat
-        self.source = source
         hidden = self.hidden = hidden_ids(source, cache, mode)
         leaf = flat.leaf
         sk = source.skeleton(leaf)

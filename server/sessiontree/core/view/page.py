@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ..format.jsonl import scrub_text
 from ..index import gc_paused
@@ -15,6 +15,7 @@ from .display import display_text, home_dir
 from .filters import FILTER_MODES, FILTER_SUFFIXES, visible_rows, visible_rows_extended
 from .flatten import Filtered, display_indent, extend, flatten, iter_active_path, prefix_of
 from .lazy import LazyRows, lazy_flat
+from .search import search_rows
 from .source import TreeSource
 from .tool_calls import LazyToolCalls
 from .tree_art import SHORT_ART_WIDTH as _SHORT_ART_WIDTH
@@ -117,10 +118,14 @@ def _filtered(
         if prev is not None and prev.content_version == content_version:
             flat = extend(source, prev, leaf_id)
         if flat is None:
-            if cache.chains_version != version:
-                cache.chains = {}
-                cache.chains_version = version
-            flat = flatten(source, leaf_id, cache.chains)
+            lazy = lazy_flat(source, cache, leaf_id)
+            if lazy is not None:
+                flat = lazy.as_flat()  # the walk around the leaf, completed
+            else:
+                if cache.chains_version != version:
+                    cache.chains = {}
+                    cache.chains_version = version
+                flat = flatten(source, leaf_id, cache.chains)
         flat.version = version
         flat.content_version = content_version
         flat.count = source.entry_count()
@@ -138,6 +143,16 @@ def _filtered(
             prev_filt = cache.filtered.get((prev_version, prev_leaf, mode, tuple(tokens), shome))
             if prev_filt is not None:
                 rows = visible_rows_extended(source, cache, flat, prev_filt, mode, tokens, shome)
+        if rows is None and tokens:
+            # Typing on: a query whose every earlier token is inside one of its tokens
+            # matches a subset of that query's rows, so only those are matched again.
+            for prev_key, prev_filt in reversed(cache.filtered.items()):
+                v, lf, md, prev_tokens, ph = cast(tuple[Any, Any, str, tuple[str, ...], str], prev_key)
+                if (v, lf, md, ph) == (version, leaf_id, mode, shome) and all(
+                    any(p in t for t in tokens) for p in prev_tokens
+                ):
+                    rows = search_rows(source, cache, flat, prev_filt.rows, tokens, shome)
+                    break
         if rows is None:
             rows = visible_rows(source, cache, flat, leaf_id, mode, tokens, shome)
         filt = Filtered(flat, rows)

@@ -8,6 +8,7 @@ a call id found in several messages consults the flattened order (the later one 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Protocol
 
@@ -53,7 +54,10 @@ class CallIndex:
     ) -> None:
         self.key = key
         self.count = count
-        self.load = load
+        # weakly: the index lives in the view's cache, which its source holds weakly
+        self.load: Callable[[], Callable[[str], Mapping[str, Any] | None] | None] = (
+            _weak_callable(load) if load is not None else lambda: None
+        )
         self.ids_of: dict[str, tuple[Hashable, ...]] = {}
         self.calls: dict[str, dict[Hashable, tuple[Any, Any]]] = {}
         self.owner: dict[Hashable, str] = {}
@@ -131,7 +135,8 @@ class CallIndex:
     def _call(self, eid: str, call_id: Hashable) -> tuple[Any, Any] | None:
         mine = self.calls.get(eid)
         if mine is None:
-            mine = _calls_map(self.load(eid) if self.load is not None else None)
+            load = self.load()
+            mine = _calls_map(load(eid) if load is not None else None)
             self.calls[eid] = mine
         return mine.get(call_id)
 
@@ -180,6 +185,13 @@ class CallIndex:
             return None  # the message changed on disk since its skeleton was read
         name, args = call
         return {"name": name, "arguments": args}
+
+
+def _weak_callable(fn: Callable[[str], Any]) -> Callable[[], Callable[[str], Any] | None]:
+    """A weak reference to a bound method (or the function itself when not bound)."""
+    if hasattr(fn, "__self__"):
+        return weakref.WeakMethod(fn)  # type: ignore[arg-type]
+    return lambda: fn
 
 
 def _calls_map(entry: Mapping[str, Any] | None) -> dict[Hashable, tuple[Any, Any]]:

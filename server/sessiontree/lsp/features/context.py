@@ -26,12 +26,12 @@ def _within(messages: list[Any], max_bytes: int) -> list[Any]:
 
 
 async def context(ls: SessionTreeServer, p: t.ContextParams) -> t.ContextResult:
+    session = ls.registry.get(p.session)  # an unknown handle is reported before bad params
     for name, value in (("limit", p.limit), ("maxBytes", p.max_bytes)):
         if value is not None and value < 0:
             raise errors.InvalidParams(
                 f"{name} must be 0 or more: {value}", {"field": name, "reason": "negative"}
             )
-    session = ls.registry.get(p.session)
 
     def work() -> t.ContextResult:
         manager = session.manager

@@ -86,11 +86,11 @@ def tree_json(
 
 
 async def tree(ls: SessionTreeServer, p: t.TreeParams) -> Any:
+    session = ls.registry.get(p.session)
     if p.max_depth < 1:
         raise errors.InvalidParams(
             f"maxDepth must be 1 or more: {p.max_depth}", {"field": "maxDepth", "reason": "below 1"}
         )
-    session = ls.registry.get(p.session)
     return await ls.registry.call(session, tree_json, session.manager, p.flat, p.root_id, p.max_depth)
 
 
