@@ -334,3 +334,43 @@ def test_typing_on_narrows_to_what_a_fresh_search_finds(ents: list[dict[str, Any
         b = build_view(EntriesTreeSource([dict(e) for e in ents]), filter=mode, search=q)
         assert [(r.id, r.line()) for r in a.rows] == [(r.id, r.line()) for r in b.rows]
         assert (a.total, a.selected_index) == (b.total, b.selected_index)
+
+
+def test_texts_built_ahead_are_the_texts_a_search_builds(tmp_path: Any) -> None:
+    """`warm_search` (the daemon's idle-time slices) builds for every entry the text a first
+    search would build, so searching afterwards finds exactly what it finds cold."""
+    from sessiontree.core.view import warm_search
+    from sessiontree.core.view.adapters import as_tree_source
+    from sessiontree.core.view.cache import cache_of
+
+    mgr = SessionManager.create(str(tmp_path), str(tmp_path / "s"))
+    for i in range(3000):
+        role = ("user", "assistant", "toolResult")[i % 3]
+        msg: dict[str, Any] = {
+            "role": role,
+            "content": [{"type": "text", "text": f"w{i % 97} hello"}],
+            "timestamp": i,
+        }
+        if role == "assistant":
+            msg.update(stopReason="toolUse", provider="p", model="m")
+            msg["content"].append(
+                {"type": "toolCall", "id": f"c{i}", "name": "read", "arguments": {"path": f"/x{i}"}}
+            )
+        if role == "toolResult":
+            msg.update(toolCallId=f"c{i - 1}", toolName="read")
+        mgr.append_message(msg)
+    mgr.flush()
+    path = mgr.get_session_file()
+    warm = SessionManager.open(path, viewing=True, breadcrumbs=False)
+    slices = 0
+    while not warm_search(warm, 512):
+        slices += 1
+    assert slices >= 5
+    texts = cache_of(as_tree_source(warm)).search_text
+    assert set(texts) == set(warm.index.ids())
+    cold = SessionManager.open(path, viewing=True, breadcrumbs=False)
+    for q in ("w13", "hello w4", "read: /x4", "assistant:", "nothing-like-this"):
+        a = build_view(warm, search=q)
+        b = build_view(cold, search=q)
+        assert [(r.id, r.line()) for r in a.rows] == [(r.id, r.line()) for r in b.rows]
+        assert (a.total, a.selected_index) == (b.total, b.selected_index)

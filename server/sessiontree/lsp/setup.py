@@ -11,11 +11,12 @@ from sessiontree.lsp.features import (
     navigation,
     sessions,
     tree,
+    warm,
     watch,
 )
 from sessiontree.lsp.server import SessionTreeServer
 
-FEATURES = (lifecycle, sessions, tree, navigation, labels, context, append, doctor, watch)
+FEATURES = (lifecycle, sessions, tree, navigation, labels, context, append, doctor, watch, warm)
 """The feature modules, in registration order."""
 
 

@@ -16,7 +16,7 @@ from .display import display_text, extract_content, format_tool_call, normalize
 from .filters import FILTER_MODES, FILTER_SUFFIXES, next_filter
 from .flatten import active_path_ids
 from .page import Row, ViewPage, build_view, window_start
-from .search import searchable_text
+from .search import searchable_text, warm_search
 from .source import TreeSource
 from .summaries import EntrySummary, entry_summaries_bulk, entry_summary
 
@@ -40,5 +40,6 @@ __all__ = [
     "next_filter",
     "normalize",
     "searchable_text",
+    "warm_search",
     "window_start",
 ]

@@ -36,6 +36,8 @@ class ViewCache:
         # valid for `search_tool_key`: (the call index, its generation, the home)
         self.search_folded: dict[str, tuple[Hashable, str | None, int]] = {}
         self.search_tool_key: Hashable = None
+        # how far (file order) `search.warm_search` has built texts ahead of a search
+        self.warm_pos = 0
         self.call_index: CallIndex | None = None
         # the runs of single children of one tree version (see `flatten`): the same for
         # every leaf, so a navigation does not walk them again

@@ -15,7 +15,7 @@ from .display import display_text, home_dir
 from .filters import FILTER_MODES, FILTER_SUFFIXES, visible_rows, visible_rows_extended
 from .flatten import Filtered, display_indent, extend, flatten, iter_active_path, prefix_of
 from .lazy import LazyRows, lazy_flat
-from .search import search_rows
+from .search import current_search_cache, search_rows
 from .source import TreeSource
 from .tool_calls import LazyToolCalls
 from .tree_art import SHORT_ART_WIDTH as _SHORT_ART_WIDTH
@@ -102,15 +102,8 @@ def _filtered(
 ) -> tuple[Filtered, ViewCache, Hashable]:
     cache = cache_of(source)
     version = source.version()
-    # Searchable text (without the label) of an entry does not change when others are
-    # appended: keep it until the source says stored entries may have changed.
+    current_search_cache(source, cache)
     content_version = source.content_version()
-    if cache.search_version != content_version:
-        cache.search_text.clear()
-        cache.search_order.clear()
-        cache.search_call.clear()
-        cache.search_folded.clear()
-        cache.search_version = content_version
     fkey = (version, leaf_id)
     flat = cache.flat.get(fkey)
     if flat is None:

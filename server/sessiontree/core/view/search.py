@@ -14,6 +14,7 @@ from typing import Any
 
 from ..format.jscompat import js_string, js_trim, js_truthy
 from ..format.jsonl import scrub_text
+from ..index import gc_paused
 from .cache import ViewCache
 from .display import ToolCallMap, display_text, extract_content
 from .flatten import Flat
@@ -21,7 +22,14 @@ from .search_fast import FAST_ROLES, fast_search_texts
 from .source import TreeSource
 from .tool_calls import CallIndex, call_index
 
-__all__ = ["fill_search_text", "search_rows", "searchable_parts", "searchable_text"]
+__all__ = [
+    "current_search_cache",
+    "fill_search_text",
+    "search_rows",
+    "searchable_parts",
+    "searchable_text",
+    "warm_search",
+]
 
 
 def searchable_parts(entry: Mapping[str, Any]) -> list[str]:
@@ -114,6 +122,48 @@ def searchable_text(
 
 
 _SEARCH_BATCH = 4096
+_FAST_MIN = 512  # below this many texts, the per-entry path costs no more
+
+
+def current_search_cache(source: TreeSource, cache: ViewCache) -> None:
+    """Drop the kept searchable texts when the source says stored entries may have changed
+    (the text of an entry does not change when others are appended)."""
+    content_version = source.content_version()
+    if cache.search_version != content_version:
+        cache.search_text.clear()
+        cache.search_order.clear()
+        cache.search_call.clear()
+        cache.search_folded.clear()
+        cache.search_version = content_version
+        cache.warm_pos = 0
+
+
+def warm_search(source: Any, budget: int = 4096) -> bool:
+    """Build the searchable texts of up to ``budget`` more entries (file order), ahead of a
+    first search; True when every entry has one. For a daemon's idle time, in slices."""
+    from .adapters import as_tree_source
+    from .cache import cache_of
+
+    src = as_tree_source(source)
+    cache = cache_of(src)
+    current_search_cache(src, cache)
+    index = src.bulk_index()
+    if index is None:
+        return True
+    texts = cache.search_text
+    sks = index.skeletons()
+    pos = cache.warm_pos
+    todo: list[str] = []
+    while pos < len(sks) and len(todo) < budget:
+        eid = sks[pos].id
+        pos += 1
+        if eid is not None and eid not in texts:
+            todo.append(eid)
+    cache.warm_pos = pos
+    if todo:
+        with gc_paused():
+            fill_search_text(src, cache, todo)
+    return pos >= len(sks)
 
 
 def fill_search_text(source: TreeSource, cache: ViewCache, ids: list[str]) -> None:
@@ -131,7 +181,7 @@ def fill_search_text(source: TreeSource, cache: ViewCache, ids: list[str]) -> No
                 continue
         missing.append(eid)
     index = source.bulk_index()
-    if index is not None and index.raw_loader is not None and len(missing) > _SEARCH_BATCH:
+    if index is not None and index.raw_loader is not None and len(missing) >= _FAST_MIN:
         missing = _fill_fast(index.raw_loader, skeleton, missing, texts, orders, calls, folded)
     for start in range(0, len(missing), _SEARCH_BATCH):
         chunk = missing[start : start + _SEARCH_BATCH]
