@@ -146,6 +146,13 @@ class SessionManager(Moves, Entries):
         missing or empty path starts a new session there.
         """
         path = os.path.abspath(path)
+        if cls is SessionManager:
+            # Another agent's transcript (Claude Code, Codex): read-only, through its reader.
+            from .foreign import ForeignSession, foreign_agent_of_file
+
+            agent = foreign_agent_of_file(path, storage)
+            if agent is not None:
+                return ForeignSession.open_foreign(path, agent, storage, **kw)
         sdir = os.path.abspath(session_dir) if session_dir is not None else os.path.dirname(path)
         mgr = cls(os.getcwd(), sdir, None, True, storage, **kw)
         mgr._set_session_file(path, cwd_from_header=True)

@@ -1,0 +1,252 @@
+"""Another agent's transcript as a read-only `SessionManager` (`ForeignSession`).
+
+The transcript is read through the caller's storage (the daemon's guarded one), mapped to
+pi entries by its reader (`core.sources`), and the pi JSONL of that mapping is held in a
+`MemorySessionStorage` at the same path: loading, the index, the view, the context and
+search then run exactly as for a pi session. Nothing is ever written: every change raises
+`ReadOnlySessionError`; following the file (`sync_with_file`) reads the appended lines of
+the real file, maps them with the same reader and adds their entries.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from ..discovery.records import SessionInfo
+from ..errors import ReadOnlySessionError
+from ..live import ChangeKind, SyncResult
+from ..sources import foreign
+from ..sources.claude import feed_lines
+from ..sources.model import Translation
+from ..store import FileSessionStorage, MemorySessionStorage
+from .manager import SessionManager
+
+__all__ = ["ForeignSession", "foreign_agent_of_file", "foreign_session_info", "list_foreign_sessions"]
+
+#: A translation is never cached beside the agent's files nor in the index cache.
+_NO_CACHE = 1 << 62
+_PI_HEADER = b'{"type":"session"'
+
+
+def foreign_agent_of_file(path: str, storage: Any = None) -> str | None:
+    """ "claude" / "codex" when the file at ``path`` is such a transcript (None otherwise,
+    also when it cannot be read: the caller's open reports that)."""
+    st = storage if storage is not None else FileSessionStorage()
+    try:
+        head = bytes(st.read_prefix(path, foreign.SNIFF_BYTES))
+    except (OSError, ValueError):
+        return None
+    if head.lstrip().startswith(_PI_HEADER):
+        return None
+    return foreign.agent_of(head)
+
+
+class ForeignSession(SessionManager):
+    """A read-only session over a Claude Code or Codex transcript."""
+
+    agent: str
+    translation: Translation
+
+    @classmethod
+    def open_foreign(cls, path: str, agent: str, storage: Any = None, **kw: Any) -> ForeignSession:
+        path = os.path.abspath(path)
+        real = storage if storage is not None else FileSessionStorage()
+        for k in ("read_only", "viewing", "breadcrumbs", "cache_min_bytes", "cache_dir"):
+            kw.pop(k, None)
+        mem = MemorySessionStorage()
+        mgr = cls(
+            os.getcwd(),
+            os.path.dirname(path),
+            None,
+            False,
+            mem,
+            read_only=True,
+            breadcrumbs=False,
+            cache_min_bytes=_NO_CACHE,
+            **kw,
+        )
+        mgr.agent = agent
+        mgr._real = real
+        mgr._mem = mem
+        mgr._load_foreign(path)
+        return mgr
+
+    # -- loading ------------------------------------------------------------------------
+    def _load_foreign(self, path: str) -> None:
+        real = self._real
+        st = real.stat(path)
+        data = bytes(real.read_bytes(path))
+        reader = foreign.new_reader(self.agent)
+        feed_lines(reader, data)
+        t = reader.result()
+        self._reader_state = reader
+        self.translation = t
+        self._known = (st.inode, st.dev, st.size, st.mtime_ns)
+        mem = self._mem
+        mem.ensure_dir(os.path.dirname(path))
+        mem.write_atomic(path, foreign.to_pi_jsonl(t))
+        self._persist = True
+        self._set_session_file(path, cwd_from_header=True)
+        self._persist = True
+        if t.leaf_id is not None and t.leaf_id in self._index:
+            self._leaf_id = t.leaf_id
+        self.load_report.skipped_lines = len(t.damage)
+        self.load_report.torn_tail = t.torn_tail
+        self._gone = False
+
+    def reload_file(self) -> None:
+        assert self._session_file is not None
+        self._load_foreign(self._session_file)
+
+    def sync_with_file(self) -> SyncResult:
+        """Fold in what the agent appended to its transcript since it was read."""
+        leaf = self._leaf_id
+        path = self._session_file
+        unchanged = SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf)
+        if path is None:
+            return unchanged
+        try:
+            st = self._real.stat(path)
+        except FileNotFoundError:
+            if self._gone:
+                return unchanged
+            self._gone = True
+            return SyncResult(ChangeKind.DELETED, old_leaf_id=leaf, leaf_id=leaf, reason="deleted")
+        inode, dev, size, mtime_ns = self._known
+        if (st.inode, st.dev, st.size, st.mtime_ns) == self._known and not self._gone:
+            return unchanged
+        t = self.translation
+        if self._gone or (st.inode, st.dev) != (inode, dev) or st.size < t.end:
+            kind = (
+                ChangeKind.REPLACED
+                if self._gone or (st.inode, st.dev) != (inode, dev)
+                else ChangeKind.TRUNCATED
+            )
+            self._load_foreign(path)
+            return SyncResult(kind, old_leaf_id=leaf, leaf_id=self._leaf_id, reason=str(kind))
+        data = bytes(self._real.read_range(path, t.end, st.size - t.end))
+        before = len(t.entries)
+        t.torn_tail = False
+        feed_lines(self._reader_state, data, base=t.end, lineno=t.lineno)
+        self._reader_state.result()
+        self._known = (st.inode, st.dev, st.size, st.mtime_ns)
+        fresh = t.entries[before:]
+        appended: list[str] = []
+        for e in fresh:
+            if e["id"] in self._index:
+                continue
+            self._index.add_held(e)
+            appended.append(e["id"])
+        if t.title and t.title != self._header.get("title"):
+            self._header = {**self._header, "title": t.title, "titleSource": "auto"}
+        if appended and t.leaf_id is not None and t.leaf_id in self._index:
+            self._leaf_id = t.leaf_id
+        if not appended:
+            return unchanged
+        return SyncResult(ChangeKind.APPENDED, appended=appended, old_leaf_id=leaf, leaf_id=self._leaf_id)
+
+    # -- nothing is ever written ------------------------------------------------------------
+    def _refuse(self) -> ReadOnlySessionError:
+        return ReadOnlySessionError(self._session_file, self.agent)
+
+    def _live_before_write(self) -> None:
+        raise self._refuse()
+
+    def sync_before_write(self) -> None:
+        raise self._refuse()
+
+    def _persist_entry(self, entry: dict[str, Any]) -> None:
+        raise self._refuse()
+
+    def _rewrite_file_guarded(self) -> None:
+        if getattr(self, "agent", None) is None:
+            return  # during construction: nothing to write, nothing written
+        raise self._refuse()
+
+    def set_session_name(self, name: str, source: str = "auto") -> bool:
+        raise self._refuse()
+
+    def create_branched_session(self, leaf_id: str) -> str | None:
+        raise self._refuse()
+
+    def fork(self) -> tuple[str, str] | None:
+        raise self._refuse()
+
+    def new_session(self, parent_session: str | None = None) -> str | None:
+        raise self._refuse()
+
+    def move_to(self, new_cwd: str) -> None:
+        raise self._refuse()
+
+    def ensure_on_disk(self) -> None:
+        raise self._refuse()
+
+    def get_agent(self) -> str:
+        return self.agent
+
+    def get_resume_command(self) -> str | None:
+        return self.translation.resume
+
+
+# --------------------------------------------------------------------------- listings
+
+
+def _dt(ts: str | None) -> datetime | None:
+    if not ts:
+        return None
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def foreign_session_info(path: str, agent: str, storage: Any = None) -> SessionInfo | None:
+    """A listing's `SessionInfo` of one transcript (None when it cannot be read)."""
+    st = storage if storage is not None else FileSessionStorage()
+    try:
+        stat = st.stat(path)
+        data = bytes(st.read_bytes(path))
+    except OSError:
+        return None
+    t = foreign.read(agent, data)
+    if not t.entries and not t.session_id:
+        return None
+    info = SessionInfo(
+        path=path,
+        id=t.session_id or os.path.basename(path)[: -len(".jsonl")],
+        cwd=t.cwd,
+        title=t.title,
+        parent_session_path=None,
+        created=_dt(t.created),
+        modified=datetime.fromtimestamp(stat.mtime, tz=UTC),
+        message_count=t.message_count,
+        first_message=t.first_user_text or "(no messages)",
+        agent=agent,
+        resume=t.resume,
+        parent_id=t.parent_id,
+        parent_kind=t.parent_kind,
+    )
+    return info
+
+
+def list_foreign_sessions(
+    agent: str, cwd: str | None = None, env: Any = None, storage: Any = None
+) -> list[SessionInfo]:
+    """An agent's transcripts, newest first (of one cwd when ``cwd`` is given); a Codex
+    fork or subagent thread names its parent's file in `parent_session_path`."""
+    infos = []
+    for p in foreign.transcripts(agent, env, cwd if agent == "claude" else None):
+        info = foreign_session_info(p, agent, storage)
+        if info is None:
+            continue
+        if cwd is not None and agent == "codex" and os.path.abspath(info.cwd or "/") != os.path.abspath(cwd):
+            continue
+        infos.append(info)
+    by_id = {i.id: i.path for i in infos}
+    for i in infos:
+        if i.parent_id and i.parent_id in by_id:
+            i.parent_session_path = by_id[i.parent_id]
+    infos.sort(key=lambda i: i.modified, reverse=True)
+    return infos
