@@ -114,7 +114,7 @@ class ForeignSession(SessionManager):
                 return unchanged
             self._gone = True
             return SyncResult(ChangeKind.DELETED, old_leaf_id=leaf, leaf_id=leaf, reason="deleted")
-        inode, dev, size, mtime_ns = self._known
+        inode, dev, _size, _mtime = self._known
         if (st.inode, st.dev, st.size, st.mtime_ns) == self._known and not self._gone:
             return unchanged
         t = self.translation
