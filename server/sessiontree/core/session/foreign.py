@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..discovery.records import SessionInfo
-from ..errors import ReadOnlySessionError
+from ..errors import ReadOnlySessionError, SessionTreeError
 from ..live import ChangeKind, SyncResult
 from ..sources import foreign
 from ..sources.claude import feed_lines
@@ -208,7 +208,7 @@ def foreign_session_info(path: str, agent: str, storage: Any = None) -> SessionI
     try:
         stat = st.stat(path)
         data = bytes(st.read_bytes(path))
-    except OSError:
+    except (OSError, SessionTreeError):
         return None
     t = foreign.read(agent, data)
     if not t.entries and not t.session_id:
@@ -232,12 +232,14 @@ def foreign_session_info(path: str, agent: str, storage: Any = None) -> SessionI
 
 
 def list_foreign_sessions(
-    agent: str, cwd: str | None = None, env: Any = None, storage: Any = None
+    agent: str, cwd: str | None = None, env: Any = None, storage: Any = None, accept: Any = None
 ) -> list[SessionInfo]:
     """An agent's transcripts, newest first (of one cwd when ``cwd`` is given); a Codex
     fork or subagent thread names its parent's file in `parent_session_path`."""
     infos = []
     for p in foreign.transcripts(agent, env, cwd if agent == "claude" else None):
+        if accept is not None and not accept(p):
+            continue  # outside the allowed roots: not read at all
         info = foreign_session_info(p, agent, storage)
         if info is None:
             continue

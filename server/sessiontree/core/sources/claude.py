@@ -118,7 +118,8 @@ class ClaudeReader:
         self._last_id: str | None = None
         self._ids: set[str] = set()
         self._titles: dict[str, str] = {}
-        self._pending_compact: str | None = None
+        #: The tokens before the last compaction (its boundary line says, its summary follows).
+        self._pending_tokens = 0
 
     # -- helpers ----------------------------------------------------------------------
     def _parent(self, pid: Any, sidechain: bool) -> str | None:
@@ -174,7 +175,8 @@ class ClaudeReader:
         if kind == "system" and v.get("subtype") == "compact_boundary":
             pid = self._parent(v.get("parentUuid") or v.get("logicalParentUuid"), False)
             self._custom(uuid, pid, ts, "compact_boundary", v)
-            self._pending_compact = uuid
+            self._redirect[pid] = uuid
+            self._pending_tokens = _tokens_before(v)
             return
         pid = self._parent(v.get("parentUuid"), sidechain)
         msg = v.get("message") if isinstance(v.get("message"), dict) else None
@@ -187,7 +189,7 @@ class ClaudeReader:
                         "parentId": pid,
                         "timestamp": ts if isinstance(ts, str) else "",
                         "summary": _text_of(msg.get("content")),
-                        "tokensBefore": _tokens_before(v),
+                        "tokensBefore": _tokens_before(v) or self._pending_tokens,
                     }
                 )
                 self._main(uuid, sidechain)

@@ -23,6 +23,7 @@ from .model import FOREIGN_AGENTS, Translation
 __all__ = [
     "FOREIGN_AGENTS",
     "agent_of",
+    "agent_root_containing",
     "claude_root",
     "codex_root",
     "new_reader",
@@ -91,6 +92,20 @@ def codex_root(env: Mapping[str, str] | None = None) -> str:
 
 def root_of(agent: str, env: Mapping[str, str] | None = None) -> str:
     return claude_root(env) if agent == "claude" else codex_root(env)
+
+
+def agent_root_containing(path: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The agent ("claude", "codex") whose transcript root holds ``path``, or None.
+
+    Nothing but that agent's own transcripts is opened there, and only read: no pi session
+    is ever created or written under another agent's directory.
+    """
+    real = os.path.realpath(os.path.abspath(path))
+    for agent in FOREIGN_AGENTS:
+        root = os.path.realpath(root_of(agent, env))
+        if real == root or real.startswith(root + os.sep):
+            return agent
+    return None
 
 
 def claude_project_dir(cwd: str, env: Mapping[str, str] | None = None) -> str:
