@@ -75,4 +75,6 @@ def test_listing_golden(name: str) -> None:
     d = info.to_dict()
     d.pop("path")
     d.pop("modified")
-    check_golden(OUT / f"{name}.list.json", json.dumps(d, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    check_golden(
+        OUT / f"{name}.list.json", json.dumps(d, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+    )
