@@ -80,6 +80,7 @@ M.defaults = {
     ["R"] = "refresh",
     ["q"] = "close",
     ["g?"] = "help",
+    ["yr"] = "copy_resume",
   },
 }
 
