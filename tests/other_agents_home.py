@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from other_agents_data import CLAUDE_ID, CODEX_ID, claude_lines, codex_lines, write_jsonl  # noqa: E402
+from other_agents_data import CLAUDE_ID, CODEX_ID, claude_lines, codex_lines, write_jsonl
 
 
 def main(home: str, cwd: str) -> dict[str, str]:
@@ -26,7 +26,13 @@ def main(home: str, cwd: str) -> dict[str, str]:
     lines = codex_lines()
     lines[0]["payload"]["cwd"] = cwd
     codex = write_jsonl(
-        Path(home) / ".codex" / "sessions" / "2026" / "06" / "19" / f"rollout-2026-06-19T02-14-27-{CODEX_ID}.jsonl",
+        Path(home)
+        / ".codex"
+        / "sessions"
+        / "2026"
+        / "06"
+        / "19"
+        / f"rollout-2026-06-19T02-14-27-{CODEX_ID}.jsonl",
         lines,
     )
     return {"claude": str(claude), "codex": str(codex)}

@@ -21,7 +21,7 @@ from ..sources import foreign
 from ..sources.claude import feed_lines
 from ..sources.model import Translation
 from ..store import FileSessionStorage, MemorySessionStorage
-from .manager import SessionManager
+from .manager import FOREIGN_OPENERS, SessionManager
 
 __all__ = ["ForeignSession", "foreign_agent_of_file", "foreign_session_info", "list_foreign_sessions"]
 
@@ -48,6 +48,11 @@ class ForeignSession(SessionManager):
 
     agent: str
     translation: Translation
+    _real: Any
+    _mem: MemorySessionStorage
+    _reader_state: Any
+    _known: tuple[int, int, int, int]
+    _gone: bool
 
     @classmethod
     def open_foreign(cls, path: str, agent: str, storage: Any = None, **kw: Any) -> ForeignSession:
@@ -188,6 +193,14 @@ class ForeignSession(SessionManager):
 
     def get_resume_command(self) -> str | None:
         return self.translation.resume
+
+
+def _open_if_foreign(path: str, storage: Any, kw: dict[str, Any]) -> ForeignSession | None:
+    agent = foreign_agent_of_file(path, storage)
+    return ForeignSession.open_foreign(path, agent, storage, **kw) if agent is not None else None
+
+
+FOREIGN_OPENERS.append(_open_if_foreign)
 
 
 # --------------------------------------------------------------------------- listings

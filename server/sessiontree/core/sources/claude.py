@@ -76,7 +76,8 @@ def _user_blocks(content: Any) -> list[dict[str, Any]]:
             if t == "text":
                 out.append({"type": "text", "text": str(b.get("text", ""))})
             elif t == "image":
-                src = b.get("source") if isinstance(b.get("source"), dict) else {}
+                raw = b.get("source")
+                src: dict[str, Any] = raw if isinstance(raw, dict) else {}
                 out.append(
                     {"type": "image", "data": src.get("data", ""), "mimeType": src.get("media_type", "")}
                 )

@@ -147,7 +147,8 @@ class CodexReader:
         if not isinstance(v, dict):
             t.damage.append(Damage(lineno, offset, "not a JSON object"))
             return
-        ts = v.get("timestamp") if isinstance(v.get("timestamp"), str) else self._last_ts
+        raw_ts = v.get("timestamp")
+        ts: str = raw_ts if isinstance(raw_ts, str) else self._last_ts
         self._last_ts = ts
         kind = v.get("type")
         payload = v.get("payload")
