@@ -241,3 +241,24 @@ def test_claude_discovery_by_cwd_and_config_dir(tmp_path: Path) -> None:
     assert infos[0].title == "List the files" and infos[0].display_name == "List the files"
     assert list_foreign_sessions("claude", cwd="/work/other", env=env) == []
     assert len(list_foreign_sessions("claude", env=env)) == 1
+
+
+def test_the_listing_summary_agrees_with_the_reader(tmp_path: Path) -> None:
+    from shared_data import REAL_CORPUS, real_corpus_names
+
+    files = [_claude(tmp_path), _claude(tmp_path / "d", damaged_at=5)]
+    files += [REAL_CORPUS / n for n in real_corpus_names() if n.startswith("claudecode-")]
+    for path in files:
+        data = path.read_bytes()
+        full, quick = foreign.read("claude", data), foreign.summarize("claude", data)
+        got = (
+            quick.session_id,
+            quick.cwd,
+            quick.created,
+            quick.title,
+            quick.first_user_text,
+            quick.message_count,
+        )
+        want = (full.session_id, full.cwd, full.created, full.title, full.first_user_text, full.message_count)
+        assert got == want, path
+        assert len(quick.damage) == len(full.damage)

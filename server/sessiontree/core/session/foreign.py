@@ -215,16 +215,27 @@ def _dt(ts: str | None) -> datetime | None:
         return None
 
 
+#: Listing summaries of transcripts by (path, inode, device, size, mtime): a file that did
+#: not change is not read again (in memory only; never written anywhere).
+_SUMMARIES: dict[tuple[str, int, int, int, int], Translation] = {}
+_SUMMARIES_MAX = 4096
+
+
 def foreign_session_info(path: str, agent: str, storage: Any = None) -> SessionInfo | None:
     """A listing's `SessionInfo` of one transcript (None when it cannot be read)."""
     st = storage if storage is not None else FileSessionStorage()
     try:
         stat = st.stat(path)
-        data = bytes(st.read_bytes(path))
+        key = (path, stat.inode, stat.dev, stat.size, stat.mtime_ns)
+        t = _SUMMARIES.get(key)
+        if t is None:
+            t = foreign.summarize(agent, bytes(st.read_bytes(path)))
+            if len(_SUMMARIES) >= _SUMMARIES_MAX:
+                _SUMMARIES.clear()
+            _SUMMARIES[key] = t
     except (OSError, SessionTreeError):
         return None
-    t = foreign.read(agent, data)
-    if not t.entries and not t.session_id:
+    if not t.lines and not t.session_id:
         return None
     info = SessionInfo(
         path=path,

@@ -28,12 +28,15 @@ chain (not a sidechain) in file order. The title is the last `custom-title`, els
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
+
+import orjson
 
 from ..format import jsonl
 from .model import Damage, Translation, pi_tool
 
-__all__ = ["ClaudeReader", "read_claude"]
+__all__ = ["ClaudeReader", "read_claude", "summarize_claude"]
 
 #: Line types without a uuid that still say something worth keeping in `all`.
 _TITLE_TYPES = ("custom-title", "ai-title", "summary")
@@ -43,9 +46,7 @@ def _ms(ts: Any) -> int | None:
     if not isinstance(ts, str):
         return None
     try:
-        from datetime import datetime
-
-        return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
+        return int(datetime.fromisoformat(ts).timestamp() * 1000)
     except ValueError:
         return None
 
@@ -88,12 +89,15 @@ def _usage(u: Any) -> dict[str, Any] | None:
     if not isinstance(u, dict):
         return None
 
-    def n(k: str) -> float:
-        v = u.get(k)
-        return v if isinstance(v, int | float) and not isinstance(v, bool) else 0
-
-    inp, out = n("input_tokens"), n("output_tokens")
-    cr, cw = n("cache_read_input_tokens"), n("cache_creation_input_tokens")
+    inp, out, cr, cw = (
+        v if type(v) is int or type(v) is float else 0
+        for v in (
+            u.get("input_tokens"),
+            u.get("output_tokens"),
+            u.get("cache_read_input_tokens"),
+            u.get("cache_creation_input_tokens"),
+        )
+    )
     zero = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
     return {
         "input": inp,
@@ -338,6 +342,61 @@ class ClaudeReader:
         return t
 
 
+def summarize_claude(data: bytes) -> Translation:
+    """What a listing needs of a transcript (ids, cwd, title, first user text, message
+    count, damage), without building its entries: the same rules as `ClaudeReader`."""
+    t = Translation(agent="claude")
+    titles: dict[str, str] = {}
+    keys = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
+    lineno = 0
+    for line in data.split(b"\n"):
+        lineno += 1
+        if not line.strip():
+            continue
+        try:
+            v = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            try:
+                v = jsonl.loads_line(line)
+            except ValueError:
+                t.damage.append(Damage(lineno, 0, "not valid JSON"))
+                continue
+        t.lines += 1
+        if not isinstance(v, dict):
+            continue
+        if not t.session_id and isinstance(v.get("sessionId"), str):
+            t.session_id = v["sessionId"]
+        if not t.cwd and isinstance(v.get("cwd"), str):
+            t.cwd = v["cwd"]
+        if t.created is None and isinstance(v.get("timestamp"), str):
+            t.created = v["timestamp"]
+        kind = v.get("type")
+        if kind in keys:
+            title = v.get(keys[kind])
+            if isinstance(title, str) and title.strip():
+                titles[kind] = title.strip()
+            continue
+        msg = v.get("message")
+        if not isinstance(v.get("uuid"), str) or not isinstance(msg, dict):
+            continue
+        if kind == "assistant":
+            t.message_count += 1
+        elif kind == "user" and not v.get("isMeta") and not v.get("isCompactSummary"):
+            content = msg.get("content")
+            results = (
+                sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_result")
+                if isinstance(content, list)
+                else 0
+            )
+            t.message_count += results + (1 if _user_blocks(content) or not results else 0)
+            if t.first_user_text is None and v.get("isSidechain") is not True:
+                text = _text_of(content).strip()
+                if text and not text.startswith("<"):
+                    t.first_user_text = text
+    t.title = next((titles[k] for k in _TITLE_TYPES if k in titles), None)
+    return t
+
+
 def _tokens_before(v: dict[str, Any]) -> int:
     meta = v.get("compactMetadata")
     if isinstance(meta, dict) and isinstance(meta.get("preTokens"), int):
@@ -368,7 +427,10 @@ def feed_lines(reader: Any, data: bytes, base: int = 0, lineno: int = 0) -> int:
         lineno += 1
         if line.strip():
             try:
-                value = jsonl.loads_line(line)
+                try:
+                    value = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    value = jsonl.loads_line(line)  # the lenient rules (lone surrogates, ...)
             except ValueError:
                 if nl < 0:
                     t.torn_tail = True

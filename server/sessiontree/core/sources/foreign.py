@@ -29,6 +29,7 @@ __all__ = [
     "new_reader",
     "read",
     "root_of",
+    "summarize",
     "to_pi_jsonl",
     "transcripts",
 ]
@@ -57,6 +58,15 @@ def read(agent: str, data: bytes) -> Translation:
     reader = new_reader(agent)
     feed_lines(reader, data)
     return reader.result()  # type: ignore[no-any-return]
+
+
+def summarize(agent: str, data: bytes) -> Translation:
+    """What a listing shows of a transcript (no entries built for Claude Code's)."""
+    if agent == "claude":
+        from .claude import summarize_claude
+
+        return summarize_claude(data)
+    return read(agent, data)
 
 
 def to_pi_jsonl(t: Translation) -> bytes:
