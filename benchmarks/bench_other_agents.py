@@ -209,13 +209,13 @@ def main() -> int:
         data = big.read_bytes()
         t, tr = best(lambda: foreign.read("claude", data), args.repeat)
         rows.append(("read + map to pi entries (in memory)", f"{fmt(t)} ({len(tr.entries)} entries)"))
-        del data, tr
+        data = b""  # freed before the next figure
         t, mgr = best(lambda: SessionManager.open(str(big), read_only=True), args.repeat)
         rss_open = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
         rows.append(("SessionManager.open (read-only session)", fmt(t)))
-        t, page = best(lambda: build_view(mgr, limit=200), 1)
+        t, _ = best(lambda: build_view(mgr, limit=200), 1)
         rows.append(("first view build (200 rows)", fmt(t)))
-        t, page = best(lambda: build_view(mgr, offset=1000, limit=200), args.repeat)
+        t, _ = best(lambda: build_view(mgr, offset=1000, limit=200), args.repeat)
         rows.append(("next view page (200 rows)", fmt(t)))
         t, _ = best(lambda: mgr.build_session_context(), args.repeat)
         rows.append(("build_session_context (leaf)", fmt(t)))
@@ -231,7 +231,7 @@ def main() -> int:
         assert res.appended == [f"u{turn}"], res
         rows.append(("fold in one appended line (live)", fmt(t)))
         rows.append(("peak memory after open (VmHWM, this process)", f"{rss_open} MB"))
-        del mgr, page
+        mgr = None
         t, infos = best(lambda: list_foreign_sessions("claude", CWD), args.repeat)
         rows.append((f"list the project ({len(infos)} transcripts, one of {size / 1e6:.0f} MB)", fmt(t)))
         if not args.no_daemon:
@@ -246,7 +246,7 @@ def main() -> int:
                 env=env,
                 init_options={"watch": False, "stateDir": str(tmp / "state")},
             ) as c:
-                t, listed = best(
+                t, _ = best(
                     lambda: c.request("session/list", {"cwd": CWD, "agent": "claude"}, timeout=600),
                     args.repeat,
                 )
