@@ -232,8 +232,18 @@ def main() -> int:
         rows.append(("fold in one appended line (live)", fmt(t)))
         rows.append(("peak memory after open (VmHWM, this process)", f"{rss_open} MB"))
         mgr = None
+        from sessiontree.core.session import foreign as foreign_session
+
+        def cold() -> Any:
+            foreign_session._SUMMARIES.clear()
+            return list_foreign_sessions("claude", CWD)
+
+        t, infos = best(cold, args.repeat)
+        rows.append(
+            (f"list the project, cold ({len(infos)} transcripts, one of {size / 1e6:.0f} MB)", fmt(t))
+        )
         t, infos = best(lambda: list_foreign_sessions("claude", CWD), args.repeat)
-        rows.append((f"list the project ({len(infos)} transcripts, one of {size / 1e6:.0f} MB)", fmt(t)))
+        rows.append(("list the project, warm (files unchanged)", fmt(t)))
         if not args.no_daemon:
             from sessiontree.client import Client
 
@@ -250,7 +260,7 @@ def main() -> int:
                     lambda: c.request("session/list", {"cwd": CWD, "agent": "claude"}, timeout=600),
                     args.repeat,
                 )
-                rows.append(("daemon session/list (the project)", fmt(t)))
+                rows.append(("daemon session/list (the project; best of the repeats: warm)", fmt(t)))
                 t0 = time.perf_counter()
                 opened = c.request("session/open", {"path": str(big)}, timeout=600)
                 rows.append(("daemon session/open", fmt(time.perf_counter() - t0)))

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..discovery.records import SessionInfo
 from ..errors import ReadOnlySessionError, SessionTreeError
+from ..format.jsonl import dumps_line
 from ..live import ChangeKind, SyncResult
 from ..sources import foreign
 from ..sources.claude import feed_lines
@@ -53,6 +54,7 @@ class ForeignSession(SessionManager):
     _reader_state: Any
     _known: tuple[int, int, int, int]
     _gone: bool
+    _fresh: list[dict[str, Any]]
 
     @classmethod
     def open_foreign(cls, path: str, agent: str, storage: Any = None, **kw: Any) -> ForeignSession:
@@ -83,15 +85,22 @@ class ForeignSession(SessionManager):
         real = self._real
         st = real.stat(path)
         data = bytes(real.read_bytes(path))
-        reader = foreign.new_reader(self.agent)
+        # The entries go straight to pi lines (no list of dicts for a big file); appended
+        # ones later go to `_fresh`, to be added to the index.
+        lines: list[bytes] = []
+        dumps = dumps_line
+        reader = foreign.new_reader(self.agent, lambda e: lines.append(dumps(e)))
         feed_lines(reader, data)
+        del data
         t = reader.result()
+        self._fresh = []
+        reader.sink = self._fresh.append
         self._reader_state = reader
         self.translation = t
         self._known = (st.inode, st.dev, st.size, st.mtime_ns)
         mem = self._mem
         mem.ensure_dir(os.path.dirname(path))
-        mem.write_atomic(path, foreign.to_pi_jsonl(t))
+        mem.write_atomic(path, foreign.to_pi_jsonl(t, lines))
         self._persist = True
         self._set_session_file(path, cwd_from_header=True)
         self._persist = True
@@ -132,12 +141,12 @@ class ForeignSession(SessionManager):
             self._load_foreign(path)
             return SyncResult(kind, old_leaf_id=leaf, leaf_id=self._leaf_id, reason=str(kind))
         data = bytes(self._real.read_range(path, t.end, st.size - t.end))
-        before = len(t.entries)
         t.torn_tail = False
         feed_lines(self._reader_state, data, base=t.end, lineno=t.lineno)
         self._reader_state.result()
         self._known = (st.inode, st.dev, st.size, st.mtime_ns)
-        fresh = t.entries[before:]
+        fresh = list(self._fresh)
+        self._fresh.clear()
         appended: list[str] = []
         for e in fresh:
             if e["id"] in self._index:

@@ -28,6 +28,8 @@ chain (not a sidechain) in file order. The title is the last `custom-title`, els
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -114,8 +116,10 @@ class ClaudeReader:
 
     agent = "claude"
 
-    def __init__(self) -> None:
+    def __init__(self, sink: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.t = Translation(agent="claude")
+        #: Where the entries go (default: `t.entries`); a session streams them to bytes.
+        self.sink = sink if sink is not None else self.t.entries.append
         self._tool_names: dict[str, str] = {}
         #: parent id -> the uuid-less entry put in the chain below it (followed repeatedly).
         self._redirect: dict[str | None, str] = {}
@@ -142,7 +146,7 @@ class ClaudeReader:
         if eid in self._ids:
             return  # Claude Code writes some lines twice (a resumed session): the first wins
         self._ids.add(eid)
-        self.t.entries.append(entry)
+        self.sink(entry)
         self._last_id = eid
 
     def _custom(self, eid: str, pid: str | None, ts: Any, kind: str, value: dict[str, Any]) -> None:
@@ -418,6 +422,18 @@ def feed_lines(reader: Any, data: bytes, base: int = 0, lineno: int = 0) -> int:
     that does not parse is left for later (an agent still writing it).
     """
     t = reader.t
+    # Many small objects and none of them cyclic: the collector would only slow this down.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _feed(reader, t, data, base, lineno)
+    finally:
+        if enabled:
+            gc.enable()
+    return t.end
+
+
+def _feed(reader: Any, t: Translation, data: bytes, base: int, lineno: int) -> None:
     pos = 0
     n = len(data)
     while pos < n:
@@ -442,4 +458,3 @@ def feed_lines(reader: Any, data: bytes, base: int = 0, lineno: int = 0) -> int:
         pos = n if nl < 0 else nl + 1
         t.end = base + pos
         t.lineno = lineno
-    return t.end

@@ -27,6 +27,7 @@ first line `{id, timestamp, instructions}`; they are read the same way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -99,8 +100,9 @@ class CodexReader:
 
     agent = "codex"
 
-    def __init__(self) -> None:
+    def __init__(self, sink: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.t = Translation(agent="codex")
+        self.sink = sink if sink is not None else self.t.entries.append
         self._last: str | None = None
         self._tool_names: dict[str, str] = {}
         self._prefix = ""
@@ -113,7 +115,7 @@ class CodexReader:
         eid = self._id(lineno)
         entry = {"type": body.pop("type"), "id": eid, "parentId": self._last, "timestamp": ts}
         entry.update(body)
-        self.t.entries.append(entry)
+        self.sink(entry)
         self._last = eid
 
     def _custom(self, lineno: int, ts: str, kind: str, v: Any) -> None:

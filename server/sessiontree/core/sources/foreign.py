@@ -45,11 +45,13 @@ def agent_of(head: bytes) -> str | None:
     return foreign_format_of(head)
 
 
-def new_reader(agent: str) -> Any:
+def new_reader(agent: str, sink: Any = None) -> Any:
+    """A reader of ``agent``'s lines; ``sink(entry)`` gets each entry (default: the
+    translation's `entries`)."""
     if agent == "claude":
-        return ClaudeReader()
+        return ClaudeReader(sink)
     if agent == "codex":
-        return CodexReader()
+        return CodexReader(sink)
     raise ValueError(f"no reader for {agent!r}")
 
 
@@ -69,11 +71,12 @@ def summarize(agent: str, data: bytes) -> Translation:
     return read(agent, data)
 
 
-def to_pi_jsonl(t: Translation) -> bytes:
-    """The translation as a current-version pi session file (header first)."""
+def to_pi_jsonl(t: Translation, lines: list[bytes] | None = None) -> bytes:
+    """The translation as a current-version pi session file (header first); ``lines``:
+    its entries already written as lines (else `t.entries`)."""
     dumps = jsonl.dumps_line
     parts = [dumps(t.header())]
-    parts.extend(dumps(e) for e in t.entries)
+    parts.extend(lines if lines is not None else (dumps(e) for e in t.entries))
     parts.append(b"")
     return b"\n".join(parts)
 
