@@ -162,6 +162,7 @@ def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     times = []
     result = None
     for _ in range(repeat):
+        result = None  # the previous result is gone before the next run (peak memory)
         t0 = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t0)
@@ -206,13 +207,13 @@ def main() -> int:
         from sessiontree.core.view import build_view
 
         rows: list[tuple[str, str]] = []
+        t, mgr = best(lambda: SessionManager.open(str(big), read_only=True), args.repeat)
+        rss_open = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+        rows.append(("SessionManager.open (read-only session)", fmt(t)))
         data = big.read_bytes()
         t, tr = best(lambda: foreign.read("claude", data), args.repeat)
         rows.append(("read + map to pi entries (in memory)", f"{fmt(t)} ({len(tr.entries)} entries)"))
         data = b""  # freed before the next figure
-        t, mgr = best(lambda: SessionManager.open(str(big), read_only=True), args.repeat)
-        rss_open = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-        rows.append(("SessionManager.open (read-only session)", fmt(t)))
         t, _ = best(lambda: build_view(mgr, limit=200), 1)
         rows.append(("first view build (200 rows)", fmt(t)))
         t, _ = best(lambda: build_view(mgr, offset=1000, limit=200), args.repeat)
@@ -230,7 +231,12 @@ def main() -> int:
         t, res = best(lambda: mgr.sync_with_file(), 1)
         assert res.appended == [f"u{turn}"], res
         rows.append(("fold in one appended line (live)", fmt(t)))
-        rows.append(("peak memory after open (VmHWM, this process)", f"{rss_open} MB"))
+        rows.append(
+            (
+                "peak memory after open (VmHWM, this process; measured before the other figures)",
+                f"{rss_open} MB",
+            )
+        )
         mgr = None
         from sessiontree.core.session import foreign as foreign_session
 

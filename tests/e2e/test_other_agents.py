@@ -175,3 +175,17 @@ def test_appends_to_a_claude_transcript_arrive_live(home: Path) -> None:
         assert "assistant: live answer" in [r["text"] for r in _rows(c, sid)]
         view = c.request("session/view", {"session": sid, "limit": 1})
         assert view["leafId"] == "a10"
+
+
+def test_a_new_transcript_is_announced(home: Path) -> None:
+    with spawn(home) as c:
+        c.request("session/list", {"all": True})
+        time.sleep(0.5)  # the watcher is started at `initialized`
+        start = len(c.notifications)
+        write_jsonl(
+            home / ".claude" / "projects" / "-work-new" / "22222222-0000-4000-8000-000000000000.jsonl",
+            claude_lines()[:4],
+        )
+        c.wait_for_notification("session/didChangeList", start=start, timeout=15)
+        listed = c.request("session/list", {"all": True, "agent": "claude"})["sessions"]
+        assert len(listed) == 2
