@@ -1,8 +1,8 @@
 """Another agent's transcript as a read-only `SessionManager` (`ForeignSession`).
 
 The transcript is read through the caller's storage (the daemon's guarded one), mapped to
-pi entries by its reader (`core.sources`), and the pi JSONL of that mapping is held in a
-`MemorySessionStorage` at the same path: loading, the index, the view, the context and
+pi entries by its reader (`core.sources`), and the pi JSONL of that mapping is held in
+memory at the same path (`_Translated`): loading, the index, the view, the context and
 search then run exactly as for a pi session. Nothing is ever written: every change raises
 `ReadOnlySessionError`; following the file (`sync_with_file`) reads the appended lines of
 the real file, maps them with the same reader and adds their entries.
@@ -10,6 +10,7 @@ the real file, maps them with the same reader and adds their entries.
 
 from __future__ import annotations
 
+import errno
 import os
 from datetime import UTC, datetime
 from typing import Any
@@ -21,7 +22,8 @@ from ..live import ChangeKind, SyncResult
 from ..sources import foreign
 from ..sources.claude import feed_lines
 from ..sources.model import Translation
-from ..store import FileSessionStorage, MemorySessionStorage
+from ..store import FileSessionStorage
+from ..store.protocol import FileStat
 from .manager import FOREIGN_OPENERS, SessionManager
 
 __all__ = ["ForeignSession", "foreign_agent_of_file", "foreign_session_info", "list_foreign_sessions"]
@@ -44,13 +46,68 @@ def foreign_agent_of_file(path: str, storage: Any = None) -> str | None:
     return foreign.agent_of(head)
 
 
+class _Translated:
+    """The pi JSONL of one transcript, served read-only at the transcript's path.
+
+    The header line and the entry lines are kept apart (the header, which names the title,
+    is known only once every line is read) and never copied into one buffer: a 100 MB
+    transcript costs its pi lines once. Every write raises `ReadOnlySessionError`.
+    """
+
+    is_real_fs = False
+
+    def __init__(self, path: str, agent: str) -> None:
+        self.path = path
+        self.agent = agent
+        self.head = b""
+        self.body = bytearray()
+        self.mtime_ns = 0
+
+    def _check(self, path: str) -> None:
+        if os.path.normpath(path) != self.path:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+
+    def exists(self, path: str) -> bool:
+        return os.path.normpath(path) == self.path
+
+    def stat(self, path: str) -> FileStat:
+        self._check(path)
+        size = len(self.head) + len(self.body)
+        return FileStat(size, self.mtime_ns / 1e9, self.mtime_ns, True, False)
+
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        self._check(path)
+        head = self.head
+        end = offset + length
+        if end <= len(head):
+            return head[offset:end]
+        if offset >= len(head):
+            return bytes(self.body[offset - len(head) : end - len(head)])
+        return head[offset:] + bytes(self.body[: end - len(head)])
+
+    def read_prefix(self, path: str, n: int) -> bytes:
+        return self.read_range(path, 0, n)
+
+    def read_bytes(self, path: str) -> bytes:
+        self._check(path)
+        return self.head + bytes(self.body)
+
+    def list_files(self, directory: str, recursive: bool = False) -> list[str]:
+        return [self.path] if os.path.dirname(self.path) == os.path.normpath(directory) else []
+
+    def _refuse(self, *args: Any, **kw: Any) -> Any:
+        raise ReadOnlySessionError(self.path, self.agent)
+
+    ensure_dir = write_atomic = append = open_writer = rename = unlink = remove_tree = lock = _refuse
+
+
 class ForeignSession(SessionManager):
     """A read-only session over a Claude Code or Codex transcript."""
 
     agent: str
     translation: Translation
     _real: Any
-    _mem: MemorySessionStorage
+    _mem: _Translated
     _reader_state: Any
     _known: tuple[int, int, int, int]
     _gone: bool
@@ -62,7 +119,7 @@ class ForeignSession(SessionManager):
         real = storage if storage is not None else FileSessionStorage()
         for k in ("read_only", "viewing", "breadcrumbs", "cache_min_bytes", "cache_dir"):
             kw.pop(k, None)
-        mem = MemorySessionStorage()
+        mem = _Translated(path, agent)
         mgr = cls(
             os.getcwd(),
             os.path.dirname(path),
@@ -87,9 +144,14 @@ class ForeignSession(SessionManager):
         data = bytes(real.read_bytes(path))
         # The entries go straight to pi lines (no list of dicts for a big file); appended
         # ones later go to `_fresh`, to be added to the index.
-        lines: list[bytes] = []
+        body = bytearray()
         dumps = dumps_line
-        reader = foreign.new_reader(self.agent, lambda e: lines.append(dumps(e)))
+
+        def sink(entry: dict[str, Any]) -> None:
+            body.extend(dumps(entry))
+            body.extend(b"\n")
+
+        reader = foreign.new_reader(self.agent, sink)
         feed_lines(reader, data)
         del data
         t = reader.result()
@@ -99,8 +161,9 @@ class ForeignSession(SessionManager):
         self.translation = t
         self._known = (st.inode, st.dev, st.size, st.mtime_ns)
         mem = self._mem
-        mem.ensure_dir(os.path.dirname(path))
-        mem.write_atomic(path, foreign.to_pi_jsonl(t, lines))
+        mem.head = dumps(t.header()) + b"\n"
+        mem.body = body
+        mem.mtime_ns = st.mtime_ns
         self._persist = True
         self._set_session_file(path, cwd_from_header=True)
         self._persist = True
