@@ -225,6 +225,17 @@ def test_codex_fork_and_subagent_link_to_their_parent(tmp_path: Path) -> None:
     )
     assert infos[CODEX_ID].agent == "codex" and infos[CODEX_ID].first_message == "count the files"
     assert list_foreign_sessions("codex", cwd="/elsewhere", env=env) == []
+    # thread names from Codex's session index (the last line of an id wins)
+    index = tmp_path / "codex" / "session_index.jsonl"
+    index.write_text(
+        json.dumps({"id": CODEX_ID, "thread_name": "old name", "updated_at": "2026-06-19T02:15:00Z"})
+        + "\n"
+        + json.dumps({"id": CODEX_ID, "thread_name": "Count the files", "updated_at": "2026-06-19T02:16:00Z"})
+        + "\n"
+    )
+    named = {i.id: i for i in list_foreign_sessions("codex", env=env)}
+    assert named[CODEX_ID].display_name == "Count the files"
+    assert named[CODEX_FORK_ID].title is None
     assert len(list_foreign_sessions("codex", cwd="/work/proj", env=env)) == 3
 
 

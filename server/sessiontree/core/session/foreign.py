@@ -155,6 +155,8 @@ class ForeignSession(SessionManager):
         feed_lines(reader, data)
         del data
         t = reader.result()
+        if self.agent == "codex" and t.title is None:
+            t.title = foreign.codex_thread_names().get(t.session_id)
         self._fresh = []
         reader.sink = self._fresh.append
         self._reader_state = reader
@@ -342,6 +344,11 @@ def list_foreign_sessions(
         if cwd is not None and agent == "codex" and os.path.abspath(info.cwd or "/") != os.path.abspath(cwd):
             continue
         infos.append(info)
+    if agent == "codex":
+        names = foreign.codex_thread_names(env)
+        for i in infos:
+            if i.title is None and i.id in names:
+                i.title = names[i.id]
     by_id = {i.id: i.path for i in infos}
     for i in infos:
         if i.parent_id and i.parent_id in by_id:

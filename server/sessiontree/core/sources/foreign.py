@@ -26,6 +26,7 @@ __all__ = [
     "agent_root_containing",
     "claude_root",
     "codex_root",
+    "codex_thread_names",
     "new_reader",
     "read",
     "root_of",
@@ -101,6 +102,27 @@ def codex_root(env: Mapping[str, str] | None = None) -> str:
     e = _env(env)
     base = e.get("CODEX_HOME") or os.path.join(_home(e), ".codex")
     return os.path.join(os.path.abspath(os.path.expanduser(base)), "sessions")
+
+
+def codex_thread_names(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Codex's thread names: ``$CODEX_HOME/session_index.jsonl`` (``{id, thread_name,
+    updated_at}`` lines, appended; the last one of an id wins). Empty when it is missing."""
+    path = os.path.join(os.path.dirname(codex_root(env)), "session_index.jsonl")
+    names: dict[str, str] = {}
+    try:
+        with open(path, "rb") as f:
+            data = f.read(16 << 20)
+    except OSError:
+        return names
+    for line in data.splitlines():
+        try:
+            v = jsonl.loads_line(line)
+        except ValueError:
+            continue
+        name = v.get("thread_name") if isinstance(v, dict) else None
+        if isinstance(name, str) and name.strip() and isinstance(v.get("id"), str):
+            names[v["id"]] = name.strip()
+    return names
 
 
 def root_of(agent: str, env: Mapping[str, str] | None = None) -> str:
