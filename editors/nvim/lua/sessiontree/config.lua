@@ -80,7 +80,6 @@ M.defaults = {
     ["R"] = "refresh",
     ["q"] = "close",
     ["g?"] = "help",
-    ["yr"] = "copy_resume",
   },
 }
 
