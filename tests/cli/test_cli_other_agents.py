@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -121,3 +122,14 @@ def test_ls_lists_every_agent_and_looking_never_writes(home: Path) -> None:
     rep = run(home, "doctor", claude["path"], "--repair", "--json")
     assert json.loads(rep.stdout)["files"][0]["repair"]["refused"] == "read-only: claude session"
     assert snapshot(home) == before
+
+
+def test_ls_without_a_pi_agent_dir_lists_the_other_agents_and_names_the_missing_dir(home: Path) -> None:
+    shutil.rmtree(home / ".xcsh")
+    res = run(home, "ls", "--all", "--json")
+    assert res.returncode == 0, res.stderr
+    assert sorted(s["agent"] for s in json.loads(res.stdout)["sessions"]) == ["claude", "codex"]
+    assert str(home / ".xcsh" / "agent") in res.stderr and "other agents" in res.stderr
+    assert not (home / ".xcsh").exists()
+    res = run(home, "ls", "--all", "--agent", "pi")
+    assert res.returncode == 2 and str(home / ".xcsh" / "agent") in res.stderr

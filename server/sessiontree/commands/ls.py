@@ -45,14 +45,17 @@ def run(args: argparse.Namespace) -> int:
     agent = getattr(args, "agent", "all")
     others: list[Any] = []
     if not args.session_dir and agent != "pi":
-        from sessiontree.commands.ls_agents import other_agents_sessions
+        from sessiontree.commands.ls_agents import other_agents_exist, other_agents_sessions
 
         cwd = None if args.all else os.path.abspath(args.cwd or os.getcwd())
         others = other_agents_sessions(agent, cwd)
         if agent != "all":
             return _print(others, args.json)
-        if missing_agent_dir(args.agent_dir) is not None:
-            # `all` lists the agents that exist: no pi agent dir is no error then.
+        problem = missing_agent_dir(args.agent_dir)
+        if problem is not None and other_agents_exist():
+            # `all` lists the agents that exist: no pi agent dir is no error then (but
+            # named, so that a typo in the variable is not mistaken for "no pi sessions").
+            print(f"sessiontree ls: {problem}; listing the other agents' sessions", file=sys.stderr)
             return _print(others, args.json)
     try:
         if args.session_dir:

@@ -16,3 +16,12 @@ def other_agents_sessions(agent: str, cwd: str | None) -> list[Any]:
     for a in agents:
         out.extend(list_foreign_sessions(a, cwd))
     return out
+
+
+def other_agents_exist() -> bool:
+    """Whether Claude Code's or Codex's transcript directory exists (nothing is created)."""
+    import os
+
+    from sessiontree.core.sources.foreign import claude_root, codex_root
+
+    return os.path.isdir(claude_root()) or os.path.isdir(codex_root())
