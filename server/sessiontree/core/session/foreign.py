@@ -38,8 +38,13 @@ def foreign_agent_of_file(path: str, storage: Any = None) -> str | None:
     also when it cannot be read: the caller's open reports that)."""
     st = storage if storage is not None else FileSessionStorage()
     try:
+        fs = st.stat(path)
+        # Only a regular file is looked into: a FIFO named *.jsonl must not block the open
+        # (which then refuses it as not a regular file).
+        if not fs.is_file or fs.size == 0:
+            return None
         head = bytes(st.read_prefix(path, foreign.SNIFF_BYTES))
-    except (OSError, ValueError):
+    except (OSError, ValueError, SessionTreeError):
         return None
     if head.lstrip().startswith(_PI_HEADER):
         return None
