@@ -273,3 +273,17 @@ def test_the_listing_summary_agrees_with_the_reader(tmp_path: Path) -> None:
         want = (full.session_id, full.cwd, full.created, full.title, full.first_user_text, full.message_count)
         assert got == want, path
         assert len(quick.damage) == len(full.damage)
+
+
+def test_a_summary_of_this_files_leaf_names_it(tmp_path: Path) -> None:
+    lines = [
+        {"type": "summary", "summary": "This conversation", "leafUuid": "a8"},
+        {"type": "summary", "summary": "Another file's conversation", "leafUuid": "elsewhere"},
+        *[v for v in claude_lines() if v.get("type") != "ai-title"],
+    ]
+    path = write_jsonl(tmp_path / "s.jsonl", lines)
+    data = path.read_bytes()
+    assert foreign.read("claude", data).title == "This conversation"
+    assert foreign.summarize("claude", data).title == "This conversation"
+    only_other = write_jsonl(tmp_path / "o.jsonl", [lines[1], *lines[2:]]).read_bytes()
+    assert foreign.read("claude", only_other).title == "Another file's conversation"

@@ -23,7 +23,9 @@ uuid. The mapping (docs/other-agents.md):
 
 The leaf is the one Claude Code resumes: the last user or assistant line of the main
 chain (not a sidechain) in file order. The title is the last `custom-title`, else the last
-`ai-title`, else the newest `summary` line, else (in listings) the first user text.
+`ai-title`, else the last `summary` whose `leafUuid` is in this file (a resumed session's
+file starts with summaries of other files' leaves), else the last `summary`, else (in
+listings) the first user text.
 """
 
 from __future__ import annotations
@@ -127,6 +129,8 @@ class ClaudeReader:
         self._last_id: str | None = None
         self._ids: set[str] = set()
         self._titles: dict[str, str] = {}
+        #: `summary` lines: (leafUuid, text); one whose leaf is in this file names it.
+        self._summaries: list[tuple[Any, str]] = []
         #: The tokens before the last compaction (its boundary line says, its summary follows).
         self._pending_tokens = 0
 
@@ -333,6 +337,8 @@ class ClaudeReader:
             title = v.get(key)
             if isinstance(title, str) and title.strip():
                 self._titles[kind] = title.strip()
+                if kind == "summary":
+                    self._summaries.append((v.get("leafUuid"), title.strip()))
         eid = f"{self.t.session_id[:8] or 'claude'}-line{lineno}"
         pid = self._last_id
         self._custom(eid, pid, v.get("timestamp"), str(kind), v)
@@ -342,8 +348,21 @@ class ClaudeReader:
     def result(self) -> Translation:
         t = self.t
         t.leaf_id = self._last_main if self._last_main is not None else self._last_id
-        t.title = next((self._titles[k] for k in _TITLE_TYPES if k in self._titles), None)
+        titles = dict(self._titles)
+        own = _own_summary(self._summaries, self._ids)
+        if own is not None:
+            titles["summary"] = own
+        t.title = next((titles[k] for k in _TITLE_TYPES if k in titles), None)
         return t
+
+
+def _own_summary(summaries: list[tuple[Any, str]], ids: Any) -> str | None:
+    """The last `summary` whose `leafUuid` is an entry of this file (a resumed session's
+    file starts with the summaries of other files' leaves), else None."""
+    for leaf, text in reversed(summaries):
+        if isinstance(leaf, str) and leaf in ids:
+            return text
+    return None
 
 
 def summarize_claude(data: bytes) -> Translation:
@@ -351,6 +370,8 @@ def summarize_claude(data: bytes) -> Translation:
     count, damage), without building its entries: the same rules as `ClaudeReader`."""
     t = Translation(agent="claude")
     titles: dict[str, str] = {}
+    summaries: list[tuple[Any, str]] = []
+    uuids: set[str] = set()
     keys = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
     lineno = 0
     for line in data.split(b"\n"):
@@ -379,7 +400,11 @@ def summarize_claude(data: bytes) -> Translation:
             title = v.get(keys[kind])
             if isinstance(title, str) and title.strip():
                 titles[kind] = title.strip()
+                if kind == "summary":
+                    summaries.append((v.get("leafUuid"), title.strip()))
             continue
+        if isinstance(v.get("uuid"), str):
+            uuids.add(v["uuid"])
         msg = v.get("message")
         if not isinstance(v.get("uuid"), str) or not isinstance(msg, dict):
             continue
@@ -397,6 +422,9 @@ def summarize_claude(data: bytes) -> Translation:
                 text = _text_of(content).strip()
                 if text and not text.startswith("<"):
                     t.first_user_text = text
+    own = _own_summary(summaries, uuids)
+    if own is not None:
+        titles["summary"] = own
     t.title = next((titles[k] for k in _TITLE_TYPES if k in titles), None)
     return t
 
