@@ -287,3 +287,28 @@ def test_a_summary_of_this_files_leaf_names_it(tmp_path: Path) -> None:
     assert foreign.summarize("claude", data).title == "This conversation"
     only_other = write_jsonl(tmp_path / "o.jsonl", [lines[1], *lines[2:]]).read_bytes()
     assert foreign.read("claude", only_other).title == "Another file's conversation"
+
+
+def test_claude_subagent_files_are_branches_of_their_session(tmp_path: Path) -> None:
+    path = _claude(tmp_path)
+    sub = path.with_suffix("") / "subagents"
+    write_jsonl(
+        sub / "agent-a1b2.jsonl",
+        [
+            {"type": "permission-mode", "permissionMode": "default", "sessionId": CLAUDE_ID},
+            user("sa1", None, 40, "Explore the repo", isSidechain=True, agentId="a1b2"),
+            assistant("sa2", "sa1", 41, text("The repo has two files."), isSidechain=True, agentId="a1b2"),
+        ],
+    )
+    (sub / "agent-a1b2.meta.json").write_text('{"agentType": "Explore"}')
+    mgr = SessionManager.open(str(path), read_only=True)
+    assert isinstance(mgr, ForeignSession) and mgr.subagent_files == [str(sub / "agent-a1b2.jsonl")]
+    roots = [n.entry["id"] for n in mgr.get_tree()]
+    assert "sa1" in roots or "agent-a1b2-line1" in roots
+    assert mgr.get_entry("sa2")["parentId"] == "sa1"
+    assert mgr.get_leaf_id() == "a8"  # the main chain's, not the subagent's
+    assert "assistant: The repo has two files." in _texts(mgr)
+    # listings show the session once
+    env = {"HOME": str(tmp_path / "h"), "CLAUDE_CONFIG_DIR": str(tmp_path / "conf")}
+    write_jsonl(tmp_path / "conf" / "projects" / "-p" / path.name, claude_lines())
+    assert len(list_foreign_sessions("claude", env=env)) == 1

@@ -117,6 +117,8 @@ class ForeignSession(SessionManager):
     _known: tuple[int, int, int, int]
     _gone: bool
     _fresh: list[dict[str, Any]]
+    #: Claude Code subagent transcripts read with the session (their lines are branches).
+    subagent_files: list[str]
 
     @classmethod
     def open_foreign(cls, path: str, agent: str, storage: Any = None, **kw: Any) -> ForeignSession:
@@ -160,6 +162,9 @@ class ForeignSession(SessionManager):
         feed_lines(reader, data)
         del data
         t = reader.result()
+        self.subagent_files = []
+        if self.agent == "claude":
+            self._load_subagents(path, sink, t)
         if self.agent == "codex" and t.title is None:
             t.title = foreign.codex_thread_names().get(t.session_id)
         self._fresh = []
@@ -179,6 +184,30 @@ class ForeignSession(SessionManager):
         self.load_report.skipped_lines = len(t.damage)
         self.load_report.torn_tail = t.torn_tail
         self._gone = False
+
+    def _load_subagents(self, path: str, sink: Any, t: Translation) -> None:
+        """Claude Code's subagent transcripts (``<session>/subagents/agent-*.jsonl`` beside
+        the file): their sidechain lines are branches of this session (read once, when the
+        session is opened; appends to them are not followed)."""
+        sub = os.path.join(path[: -len(".jsonl")] if path.endswith(".jsonl") else path, "subagents")
+        real = self._real
+        try:
+            names = sorted(os.path.basename(p) for p in real.list_files(sub))
+        except (OSError, SessionTreeError):
+            return
+        for name in names:
+            if not (name.startswith("agent-") and name.endswith(".jsonl")):
+                continue
+            file = os.path.join(sub, name)
+            try:
+                data = bytes(real.read_bytes(file))
+            except (OSError, SessionTreeError):
+                continue
+            r = foreign.new_reader("claude", sink)
+            r.id_prefix = name[: -len(".jsonl")]
+            feed_lines(r, data)
+            self.subagent_files.append(file)
+            t.damage.extend(r.t.damage)
 
     def reload_file(self) -> None:
         assert self._session_file is not None

@@ -122,6 +122,9 @@ class ClaudeReader:
         self.t = Translation(agent="claude")
         #: Where the entries go (default: `t.entries`); a session streams them to bytes.
         self.sink = sink if sink is not None else self.t.entries.append
+        #: The prefix of the ids of lines without a uuid (default: the session id's first 8
+        #: characters); a subagent's file has its own, so that its ids stay apart.
+        self.id_prefix: str | None = None
         self._tool_names: dict[str, str] = {}
         #: parent id -> the uuid-less entry put in the chain below it (followed repeatedly).
         self._redirect: dict[str | None, str] = {}
@@ -339,7 +342,7 @@ class ClaudeReader:
                 self._titles[kind] = title.strip()
                 if kind == "summary":
                     self._summaries.append((v.get("leafUuid"), title.strip()))
-        eid = f"{self.t.session_id[:8] or 'claude'}-line{lineno}"
+        eid = f"{self.id_prefix or self.t.session_id[:8] or 'claude'}-line{lineno}"
         pid = self._last_id
         self._custom(eid, pid, v.get("timestamp"), str(kind), v)
         self._redirect[pid] = eid
