@@ -200,7 +200,9 @@ def test_codex_rollout_is_one_linear_path(tmp_path: Path) -> None:
     assert mgr.get_leaf_id() == entries[-2]["id"]  # the last message, not the event after it
 
 
-def test_codex_fork_and_subagent_link_to_their_parent(tmp_path: Path) -> None:
+def test_codex_fork_and_subagent_link_to_their_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "codex" / "sessions" / "2026" / "06" / "19"
     write_jsonl(root / f"rollout-2026-06-19T02-14-27-{CODEX_ID}.jsonl", codex_lines())
     write_jsonl(
@@ -225,6 +227,10 @@ def test_codex_fork_and_subagent_link_to_their_parent(tmp_path: Path) -> None:
     )
     assert infos[CODEX_ID].agent == "codex" and infos[CODEX_ID].first_message == "count the files"
     assert list_foreign_sessions("codex", cwd="/elsewhere", env=env) == []
+    # an opened fork names its parent's file in its header (as pi's parentSession)
+    monkeypatch.setenv("CODEX_HOME", env["CODEX_HOME"])
+    fork = SessionManager.open(infos[CODEX_FORK_ID].path, read_only=True)
+    assert fork.get_header()["parentSession"] == parent_path
     # thread names from Codex's session index (the last line of an id wins)
     index = tmp_path / "codex" / "session_index.jsonl"
     index.write_text(

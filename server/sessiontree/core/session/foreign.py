@@ -167,6 +167,8 @@ class ForeignSession(SessionManager):
             self._load_subagents(path, sink, t)
         if self.agent == "codex" and t.title is None:
             t.title = foreign.codex_thread_names().get(t.session_id)
+        if self.agent == "codex" and t.parent_id:
+            t.parent_path = self._codex_file_of(t.parent_id)
         self._fresh = []
         reader.sink = self._fresh.append
         self._reader_state = reader
@@ -184,6 +186,14 @@ class ForeignSession(SessionManager):
         self.load_report.skipped_lines = len(t.damage)
         self.load_report.torn_tail = t.torn_tail
         self._gone = False
+
+    def _codex_file_of(self, thread_id: str) -> str | None:
+        """The rollout of a Codex thread (its file name ends with the id), if it is kept."""
+        try:
+            files = self._real.list_files(foreign.codex_root(), recursive=True)
+        except (OSError, SessionTreeError):
+            return None
+        return next((f for f in files if f.endswith(f"{thread_id}.jsonl")), None)
 
     def _load_subagents(self, path: str, sink: Any, t: Translation) -> None:
         """Claude Code's subagent transcripts (``<session>/subagents/agent-*.jsonl`` beside

@@ -86,6 +86,8 @@ class Translation:
     parent_id: str | None = None
     #: Why `parent_id` names another session: "fork" or "subagent".
     parent_kind: str | None = None
+    #: The parent session's file, when it was found (the header's `parentSession`).
+    parent_path: str | None = None
     entries: list[dict[str, Any]] = field(default_factory=list)
     leaf_id: str | None = None
     damage: list[Damage] = field(default_factory=list)
@@ -109,6 +111,8 @@ class Translation:
         if self.title:
             h["title"] = self.title
             h["titleSource"] = "auto"
+        if self.parent_path:
+            h["parentSession"] = self.parent_path
         h["agent"] = self.agent
         return h
 
