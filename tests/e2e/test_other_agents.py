@@ -135,6 +135,11 @@ def test_list_view_context_and_read_only(home: Path) -> None:
                 c.request(method, params)
             assert err.value.code == -32008, method
             assert err.value.message == "read-only: claude session", method
+        report = c.request("session/doctor", {"path": by_agent["claude"]["path"]})
+        assert [p["kind"] for p in report["problems"]] == ["foreign-transcript"]
+        with pytest.raises(RpcError) as err:
+            c.request("session/doctor", {"path": by_agent["codex"]["path"], "repair": True})
+        assert err.value.code == -32008
         # nothing is ever created under another agent's directory
         with pytest.raises(RpcError) as err:
             c.request(
