@@ -20,6 +20,8 @@ from other_agents_data import (
     claude_lines,
     codex_lines,
     text,
+    tool_result,
+    tool_use,
     user,
     write_jsonl,
 )
@@ -318,3 +320,22 @@ def test_claude_subagent_files_are_branches_of_their_session(tmp_path: Path) -> 
     env = {"HOME": str(tmp_path / "h"), "CLAUDE_CONFIG_DIR": str(tmp_path / "conf")}
     write_jsonl(tmp_path / "conf" / "projects" / "-p" / path.name, claude_lines())
     assert len(list_foreign_sessions("claude", env=env)) == 1
+
+
+def test_claude_context_joins_the_lines_of_one_api_message(tmp_path: Path) -> None:
+    lines = [
+        user("q1", None, 1, "do two things"),
+        assistant("l1", "q1", 2, {"type": "thinking", "thinking": "two calls"}),
+        assistant("l2", "l1", 3, tool_use("t1", "Bash", {"command": "ls"})),
+        assistant("l3", "l2", 4, tool_use("t2", "Read", {"file_path": "/a"})),
+        user("r1", "l3", 5, [tool_result("t1", "x")]),
+        user("r2", "r1", 6, [tool_result("t2", "y")]),
+    ]
+    for v in lines[1:4]:
+        v["message"]["id"] = "msg_same"
+    mgr = SessionManager.open(str(write_jsonl(tmp_path / "s.jsonl", lines)), read_only=True)
+    msgs = mgr.build_session_context().messages
+    assert [m["role"] for m in msgs] == ["user", "assistant", "toolResult", "toolResult"]
+    assert [b["type"] for b in msgs[1]["content"]] == ["thinking", "toolCall", "toolCall"]
+    # the tree keeps one row per line, as the file has them
+    assert len(mgr.get_entries()) == 6

@@ -306,6 +306,15 @@ class ForeignSession(SessionManager):
     def ensure_on_disk(self) -> None:
         raise self._refuse()
 
+    def build_session_context(self, leaf_id: Any = ...) -> Any:
+        """pi's context of the path, with Claude Code's split API messages joined again."""
+        ctx = super().build_session_context(leaf_id)
+        if self.agent == "claude":
+            from ..sources.claude import merge_split_messages
+
+            ctx.messages = merge_split_messages(ctx.messages)
+        return ctx
+
     def get_agent(self) -> str:
         return self.agent
 

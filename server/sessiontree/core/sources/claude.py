@@ -40,7 +40,7 @@ import orjson
 from ..format import jsonl
 from .model import Damage, Translation, pi_tool
 
-__all__ = ["ClaudeReader", "read_claude", "summarize_claude"]
+__all__ = ["ClaudeReader", "merge_split_messages", "read_claude", "summarize_claude"]
 
 #: Line types without a uuid that still say something worth keeping in `all`.
 _TITLE_TYPES = ("custom-title", "ai-title", "summary")
@@ -315,6 +315,10 @@ class ClaudeReader:
             "provider": "anthropic",
             "model": msg.get("model") if isinstance(msg.get("model"), str) else "",
         }
+        if isinstance(msg.get("id"), str):
+            # Claude Code writes one line per content block of an API message: the id
+            # joins them again in the context (`merge_split_messages`).
+            m["responseId"] = msg["id"]
         usage = _usage(msg.get("usage"))
         if usage is not None:
             m["usage"] = usage
@@ -366,6 +370,30 @@ def _own_summary(summaries: list[tuple[Any, str]], ids: Any) -> str | None:
         if isinstance(leaf, str) and leaf in ids:
             return text
     return None
+
+
+def merge_split_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The context's messages with the assistant lines of one API message (consecutive, the
+    same ``responseId``) joined into one message, as Claude Code sends them; the parallel
+    tool results that follow stay as they are."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        prev = out[-1] if out else None
+        rid = m.get("responseId") if m.get("role") == "assistant" else None
+        if (
+            rid is not None
+            and prev is not None
+            and prev.get("role") == "assistant"
+            and prev.get("responseId") == rid
+        ):
+            joined = dict(m)
+            joined["content"] = [*prev.get("content", []), *m.get("content", [])]
+            if "usage" not in joined and "usage" in prev:
+                joined["usage"] = prev["usage"]
+            out[-1] = joined
+            continue
+        out.append(m)
+    return out
 
 
 def summarize_claude(data: bytes) -> Translation:
