@@ -115,3 +115,5 @@ CONFLICT: Final = -32004
 ACCESS_DENIED: Final = -32005
 SUMMARY_UNAVAILABLE: Final = -32006
 INVALID_SESSION_FILE: Final = -32007
+#: Addition: a writing method on another agent's session (read-only: "read-only: <agent> session").
+READ_ONLY_SESSION: Final = -32008

@@ -6,6 +6,7 @@ import { documentUri } from './documents';
 import type { Daemon, NavigateResult, OpenResult, PrepareNavigationResult, SessionInfo } from './protocol';
 import type { CurrentSession } from './session';
 import { hasChatModel, summarizeWithModel } from './summarize';
+import { offerResumeInstead } from './agents';
 import type { RowNode } from './views/rows';
 import { LoadMoreElement, type SessionTreeProvider, type TreeElement, type TreeViewState } from './views/sessionTree';
 import type { SessionsProvider } from './views/sessions';
@@ -287,6 +288,9 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       return node?.row.id;
     }),
     reg(Command.treeNavigate, async (arg?: unknown, opts?: unknown) => {
+      if (await offerResumeInstead(current)) {
+        return undefined; // another agent's session is read-only: resume it there instead
+      }
       // a menu passes the selected rows as the second argument: only a plain object is options
       const options = opts && typeof opts === 'object' && !Array.isArray(opts) ? (opts as NavigateOptions) : undefined;
       const s = requireSession();

@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { DaemonClient } from './client';
 import { Command, ContextKey, FILTER_MODES, type FilterMode, Scheme, Setting, View } from './constants';
 import { registerCommands } from './commands';
+import { registerAgentCommands } from './agents';
 import { SessionDocuments } from './documents';
 import { CurrentSession } from './session';
 import { SessionTreeProvider, type TreeElement } from './views/sessionTree';
@@ -103,6 +104,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
       sessions.refresh();
     }),
     vscode.commands.registerCommand(Command.serverShowLog, () => daemon.output.show()),
+    ...registerAgentCommands(current, sessions),
   );
   void vscode.commands.executeCommand('setContext', ContextKey.showAll, false);
   void vscode.commands.executeCommand('setContext', ContextKey.hasSession, false);

@@ -433,6 +433,8 @@ export interface ListParams {
   limit?: number;
   /** Full-text filter: every whitespace-separated token must occur (case-insensitive). */
   query?: string;
+  /** Addition: whose sessions: "pi", "claude", "codex" or "all" (default: all that exist). Claude Code transcripts come from $CLAUDE_CONFIG_DIR/projects (else ~/.claude/projects), Codex rollouts from $CODEX_HOME/sessions (else ~/.codex/sessions), each only inside the allowed roots. */
+  agent?: string;
 }
 
 /** Result of `session/list`, newest first. */
@@ -533,6 +535,10 @@ export interface OpenResult {
   restoredLeafId?: string;
   /** Addition: the name to show the session under, the `displayName` its `session/list` entry has. */
   displayName?: string;
+  /** Addition: "claude" or "codex" for another agent's transcript, opened read-only: every writing method answers -32008 (absent for pi sessions). */
+  agent?: string;
+  /** Addition: with `agent`, the shell command that resumes the session in its agent. */
+  resumeCommand?: string;
 }
 
 /** Params of `session/path`. */
@@ -649,6 +655,14 @@ export interface SessionInfo {
   parentSession?: string;
   /** Addition: the name to show the session under, the same in every list, title and the CLI: the title, else the first line of the first user message, else the file name without .jsonl; at most 60 characters (a longer one ends with "…"). */
   displayName?: string;
+  /** Addition: which agent wrote the session: "pi" (pi's family: pi, oh-my-pi, xcsh), "claude" (a Claude Code transcript) or "codex" (a Codex rollout). The other agents' sessions are read-only. */
+  agent?: string;
+  /** Addition: for another agent's session, the shell command that resumes it in that agent (`claude --resume <id>`, `codex resume <id>`). */
+  resumeCommand?: string;
+  /** Addition: for a Codex fork or subagent thread, the id of the session it came from (`parentSession` names its file when that is listed too). */
+  parentId?: string;
+  /** Addition: "fork" or "subagent", with `parentId`. */
+  parentKind?: string;
 }
 
 /** Entry to append: how the session was started (systemPrompt, task, tools, outputSchema...). */

@@ -12,6 +12,12 @@ export interface SessionInfo {
   created: string;
   modified: string;
   parentSession?: string;
+  /** "pi", "claude" or "codex" (newer daemons); the other agents' sessions are read-only. */
+  agent?: string;
+  /** For another agent's session: the command that resumes it there. */
+  resumeCommand?: string | null;
+  parentId?: string | null;
+  parentKind?: string | null;
 }
 
 export interface OpenResult {
@@ -25,6 +31,9 @@ export interface OpenResult {
   migratedFrom?: number;
   recovered?: { skippedLines: number; tornTail: boolean; quarantinedCopy?: string };
   restoredLeafId?: string | null;
+  /** "claude" or "codex": another agent's session, opened read-only. */
+  agent?: string | null;
+  resumeCommand?: string | null;
 }
 
 export interface EntrySummary {

@@ -9,6 +9,10 @@ export interface OpenSession {
   path?: string;
   title: string;
   leafId: string | null;
+  /** "claude" or "codex" for another agent's (read-only) session; absent for pi's. */
+  agent?: string;
+  /** With `agent`: the shell command that resumes the session in its agent. */
+  resumeCommand?: string;
 }
 
 /** Holds the open session and tells the views when it changes. */
@@ -32,13 +36,21 @@ export class CurrentSession implements vscode.Disposable {
 
   /** Makes an already opened daemon session current. */
   adopt(
-    result: Pick<OpenResult, 'session' | 'header' | 'leafId' | 'displayName'> & { path?: string },
+    result: Pick<OpenResult, 'session' | 'header' | 'leafId' | 'displayName'> & {
+      path?: string;
+      agent?: string | null;
+      resumeCommand?: string | null;
+    },
     path?: string,
   ): OpenSession {
     const p = result.path ?? path;
     // the daemon's name, so that the title agrees with the Sessions view; older daemons send none
     const title = result.displayName || sessionTitle(result.header, p);
     this.current = { handle: result.session, path: p, title, leafId: result.leafId ?? null };
+    if (result.agent) {
+      this.current.agent = result.agent;
+      this.current.resumeCommand = result.resumeCommand ?? undefined;
+    }
     this.emitter.fire(this.current);
     return this.current;
   }

@@ -21,6 +21,12 @@ class ListParams:
     query: str | None = _opt(
         "Full-text filter: every whitespace-separated token must occur (case-insensitive)."
     )
+    agent: str | None = _opt(
+        'Addition: whose sessions: "pi", "claude", "codex" or "all" (default: all that exist). Claude Code '
+        "transcripts come from $CLAUDE_CONFIG_DIR/projects (else ~/.claude/projects), Codex rollouts from "
+        "$CODEX_HOME/sessions (else ~/.codex/sessions), each only inside the allowed roots.",
+        addition=True,
+    )
 
 
 @attrs.define(kw_only=True)

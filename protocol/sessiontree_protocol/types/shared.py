@@ -29,6 +29,22 @@ class SessionInfo:
         '(a longer one ends with "…").',
         addition=True,
     )
+    agent: str | None = _opt(
+        'Addition: which agent wrote the session: "pi" (pi\'s family: pi, oh-my-pi, xcsh), "claude" '
+        '(a Claude Code transcript) or "codex" (a Codex rollout). The other agents\' sessions are read-only.',
+        addition=True,
+    )
+    resume_command: str | None = _opt(
+        "Addition: for another agent's session, the shell command that resumes it in that agent "
+        "(`claude --resume <id>`, `codex resume <id>`).",
+        addition=True,
+    )
+    parent_id: str | None = _opt(
+        "Addition: for a Codex fork or subagent thread, the id of the session it came from "
+        "(`parentSession` names its file when that is listed too).",
+        addition=True,
+    )
+    parent_kind: str | None = _opt('Addition: "fork" or "subagent", with `parentId`.', addition=True)
 
 
 @attrs.define(kw_only=True)
@@ -67,6 +83,14 @@ class OpenResult:
     display_name: str | None = _opt(
         "Addition: the name to show the session under, the `displayName` its `session/list` entry has.",
         addition=True,
+    )
+    agent: str | None = _opt(
+        'Addition: "claude" or "codex" for another agent\'s transcript, opened read-only: every writing '
+        "method answers -32008 (absent for pi sessions).",
+        addition=True,
+    )
+    resume_command: str | None = _opt(
+        "Addition: with `agent`, the shell command that resumes the session in its agent.", addition=True
     )
 
 

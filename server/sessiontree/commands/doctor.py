@@ -82,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
                 # Not a session at all: nothing to report per line and nothing to repair.
                 raise DoctorError(entry["path"], _unusable_reason(f, unusable))
             remaining = [p for p in report.problems if not p.is_note]
-            if args.repair and _needs_repair(report, args.migrate):
+            if args.repair and report.agent is not None:
+                entry["repair"] = {"changes": [], "refused": f"read-only: {report.agent} session"}
+            elif args.repair and _needs_repair(report, args.migrate):
                 result = repair_file(f, migrate=args.migrate, blobs_dir=args.blobs_dir)
                 entry["repair"] = result.to_dict()
                 remaining = [p for p in result.remaining if not p.is_note]

@@ -28,6 +28,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--session-dir", help="list this sessions directory instead of the cwd's")
     p.add_argument("--agent-dir", help="agent dir (default: $PI_CODING_AGENT_DIR or ~/.xcsh/agent)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--agent",
+        choices=("pi", "claude", "codex", "all"),
+        default="all",
+        help="whose sessions: pi's family (the agent dir), Claude Code (~/.claude/projects, "
+        "$CLAUDE_CONFIG_DIR), Codex (~/.codex/sessions, $CODEX_HOME), or all that exist (default)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,6 +42,21 @@ def run(args: argparse.Namespace) -> int:
     from sessiontree.core import paths
     from sessiontree.core.discovery import list_all_sessions, list_sessions, list_sessions_of_dirs
 
+    agent = getattr(args, "agent", "all")
+    others: list[Any] = []
+    if not args.session_dir and agent != "pi":
+        from sessiontree.commands.ls_agents import other_agents_exist, other_agents_sessions
+
+        cwd = None if args.all else os.path.abspath(args.cwd or os.getcwd())
+        others = other_agents_sessions(agent, cwd)
+        if agent != "all":
+            return _print(others, args.json)
+        problem = missing_agent_dir(args.agent_dir)
+        if problem is not None and other_agents_exist():
+            # `all` lists the agents that exist: no pi agent dir is no error then (but
+            # named, so that a typo in the variable is not mistaken for "no pi sessions").
+            print(f"sessiontree ls: {problem}; listing the other agents' sessions", file=sys.stderr)
+            return _print(others, args.json)
     try:
         if args.session_dir:
             sdir = os.path.abspath(args.session_dir)
@@ -56,14 +78,22 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"sessiontree ls: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    if args.json:
+    if others:
+        sessions = sorted([*sessions, *others], key=lambda s: s.modified, reverse=True)
+    return _print(sessions, args.json)
+
+
+def _print(sessions: list[Any], as_json: bool) -> int:
+    if as_json:
         out = [s.to_dict() for s in sessions]
         sys.stdout.write(json.dumps({"sessions": out}, ensure_ascii=False, indent=2) + "\n")
         return 0
     if not sessions:
         print("no sessions")
         return 0
+    mixed = any(getattr(s, "agent", "pi") != "pi" for s in sessions)
     for s in sessions:
         modified = s.modified.astimezone().strftime("%Y-%m-%d %H:%M")
-        print(f"{modified}  {s.message_count:5d} msgs  {s.display_name}  {s.path}")
+        tag = f"{getattr(s, 'agent', 'pi'):<6}  " if mixed else ""
+        print(f"{modified}  {tag}{s.message_count:5d} msgs  {s.display_name}  {s.path}")
     return 0

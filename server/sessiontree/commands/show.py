@@ -68,6 +68,15 @@ def summarize(mgr: Any, path: str) -> dict[str, Any]:
     }
     if rep.migrated_from is not None:
         out["migratedFrom"] = rep.migrated_from
+    agent = getattr(mgr, "agent", None)
+    if agent is not None:
+        # another agent's transcript, read through its reader (docs/other-agents.md)
+        t = mgr.translation
+        out["agent"] = agent
+        out["resumeCommand"] = t.resume
+        if t.parent_id is not None:
+            out["parentId"] = t.parent_id
+            out["parentKind"] = t.parent_kind
     return out
 
 
@@ -86,7 +95,14 @@ def run(args: argparse.Namespace) -> int:
     if h.get("cwd") is not None:
         session.append(f"cwd {text(h.get('cwd'))}")
     print(f"file:     {info['path']}")
+    if "agent" in info:
+        names = {"claude": "Claude Code", "codex": "Codex"}
+        session[1] = names.get(info["agent"], info["agent"]) + " transcript (read-only)"
     print(f"session:  {'  '.join(session)}")
+    if info.get("resumeCommand"):
+        print(f"resume:   {info['resumeCommand']}")
+    if info.get("parentId"):
+        print(f"parent:   {info['parentId']} ({info['parentKind']})")
     if h.get("title"):
         print(f"title:    {text(h.get('title'))}")
     if h.get("parentSession"):

@@ -14,6 +14,7 @@ __all__ = [
     "InvalidSessionFileError",
     "LockTimeoutError",
     "PersistError",
+    "ReadOnlySessionError",
     "SessionTreeError",
 ]
 
@@ -96,3 +97,13 @@ class BlobError(SessionTreeError):
         self.blob_hash = blob_hash
         self.path = path
         super().__init__(message)
+
+
+class ReadOnlySessionError(SessionTreeError):
+    """A change was asked of another agent's transcript, which sessiontree only reads
+    (message ``read-only: <agent> session``; docs/other-agents.md)."""
+
+    def __init__(self, path: str | None, agent: str) -> None:
+        self.path = path
+        self.agent = agent
+        super().__init__(f"read-only: {agent} session")

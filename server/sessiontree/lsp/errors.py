@@ -18,6 +18,7 @@ __all__ = [
     "InvalidParams",
     "InvalidSessionFile",
     "PersistenceFailed",
+    "ReadOnlySession",
     "SummaryUnavailable",
     "UnknownSession",
     "from_core",
@@ -80,6 +81,12 @@ class InvalidSessionFile(_AppError):
     CODE = m.INVALID_SESSION_FILE
 
 
+class ReadOnlySession(_AppError):
+    """-32008: a writing method on another agent's session (Claude Code, Codex), which is read-only."""
+
+    CODE = m.READ_ONLY_SESSION
+
+
 class InternalError(_AppError):
     """-32603: a handler failed unexpectedly; the daemon keeps running."""
 
@@ -88,6 +95,8 @@ class InternalError(_AppError):
 
 def from_core(exc: BaseException) -> JsonRpcException | None:
     """The JSON-RPC error for a core exception, or None when it is not a known one."""
+    if isinstance(exc, core_errors.ReadOnlySessionError):
+        return ReadOnlySession(str(exc), {"path": exc.path, "agent": exc.agent})
     if isinstance(exc, core_errors.EntryNotFoundError):
         return EntryNotFound(str(exc), {"entryId": exc.entry_id})
     if isinstance(exc, core_errors.InvalidSessionFileError):

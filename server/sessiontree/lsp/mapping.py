@@ -156,6 +156,10 @@ def session_info(info: Any) -> t.SessionInfo:
         title=_s(info.title) or None,
         parent_session=_s(info.parent_session_path) or None,
         display_name=_s(info.display_name),
+        agent=getattr(info, "agent", "pi"),
+        resume_command=getattr(info, "resume", None),
+        parent_id=getattr(info, "parent_id", None),
+        parent_kind=getattr(info, "parent_kind", None),
     )
 
 
@@ -208,6 +212,8 @@ def open_result(handle: str, manager: Any, restored_leaf_id: str | None = None) 
         recovered=recovered,
         restored_leaf_id=restored_leaf_id,
         display_name=_s(display_name_of_manager(manager)),
+        agent=getattr(manager, "agent", None),
+        resume_command=manager.get_resume_command() if hasattr(manager, "get_resume_command") else None,
     )
 
 

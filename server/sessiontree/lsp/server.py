@@ -259,4 +259,9 @@ class SessionTreeServer(LanguageServer):
     def default_roots(self) -> list[str]:
         """The allowed roots without `allowedRoots`: agent dir, sessions root, workspace folders."""
         agent = self.config.agent_dir or paths.get_agent_dir()
-        return [str(agent), str(paths.sessions_root(agent)), *self.workspace_roots]
+        roots = [str(agent), str(paths.sessions_root(agent)), *self.workspace_roots]
+        # Claude Code's and Codex's transcripts, read-only (features/sessions.py refuses
+        # anything else under them).
+        from sessiontree.core.sources.foreign import claude_root, codex_root
+
+        return [*roots, claude_root(), codex_root()]

@@ -49,10 +49,14 @@ M.descriptions = {
   refresh = "Refresh",
   close = "Close the sidebar",
   help = "Show the keymaps",
+  copy_resume = "Copy the command that resumes this session in its agent (Claude Code, Codex)",
 }
 
 --- Move the leaf to the entry under the cursor (the /tree flow: `session/navigate`).
 function M.navigate(state)
+  if require("sessiontree.agents").offer_resume(state) then
+    return -- another agent's session is read-only: resume it in its agent instead
+  end
   local row = row_or_warn(state)
   if not row then
     return
@@ -438,6 +442,13 @@ function M.attach(buf)
         end
       end, { buffer = buf, nowait = true, silent = true, desc = desc })
     end
+  end
+end
+
+--- Copy the resume command of another agent's session (`claude --resume <id>`, `codex resume <id>`).
+function M.copy_resume(state)
+  if not require("sessiontree.agents").offer_resume(state) then
+    vim.notify("sessiontree: a pi session: navigate it here instead (<CR>)", vim.log.levels.INFO)
   end
 end
 

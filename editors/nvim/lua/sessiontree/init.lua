@@ -109,12 +109,15 @@ function M.session_name(s)
 end
 
 --- Pick a session with vim.ui.select (from `session/list`) and open it.
----@param opts? {all?: boolean}
+---@param opts? {all?: boolean, agent?: string}
 function M.sessions(opts)
   opts = opts or {}
   local params = { cwd = vim.fn.getcwd() }
   if opts.all then
     params.all = true
+  end
+  if opts.agent and opts.agent ~= "all" then
+    params.agent = opts.agent -- "pi", "claude" or "codex"
   end
   client().request(client().methods.list, params, function(err, result)
     if err then
@@ -130,7 +133,13 @@ function M.sessions(opts)
       kind = "sessiontree_session",
       format_item = function(s)
         local title = M.session_name(s):gsub("%s+", " ")
-        return ("%s  %s  (%d messages)"):format((s.modified or ""):sub(1, 16), title:sub(1, 80), s.messageCount or 0)
+        local badge = require("sessiontree.agents").badge(s)
+        return ("%s  %s%s  (%d messages)"):format(
+          (s.modified or ""):sub(1, 16),
+          badge,
+          title:sub(1, 80),
+          s.messageCount or 0
+        )
       end,
     }, function(choice)
       if choice then
@@ -225,7 +234,16 @@ M.subcommands = {
     M.open(args[1])
   end,
   sessions = function(args)
-    M.sessions({ all = args[1] == "all" })
+    -- :SessionTree sessions [all] [pi|claude|codex]
+    local opts = {}
+    for _, a in ipairs(args) do
+      if a == "all" then
+        opts.all = true
+      elseif vim.tbl_contains(require("sessiontree.agents").FILTERS, a) then
+        opts.agent = a
+      end
+    end
+    M.sessions(opts)
   end,
   context = function()
     M.context()

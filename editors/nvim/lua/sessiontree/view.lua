@@ -170,6 +170,12 @@ function M.show(open_result, opts)
   state.session = open_result.session
   state.path = open_result.path
   state.title = M.title(open_result)
+  -- another agent's session: read-only, its agent named in the title
+  state.agent = type(open_result.agent) == "string" and open_result.agent or nil
+  state.resume_command = open_result.resumeCommand
+  if state.agent then
+    state.title = require("sessiontree.agents").badge(open_result) .. state.title
+  end
   state.rows, state.first, state.total = {}, 0, 0
   state.search = nil
   if not win_valid(state) then

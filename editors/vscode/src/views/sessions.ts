@@ -4,6 +4,7 @@ import { Command, Method, Notification } from '../constants';
 import type { Daemon, SessionInfo } from '../protocol';
 import type { CurrentSession } from '../session';
 import { formatAge } from './rows';
+import { type AgentFilter, agentBadge, agentIcon, agentName, agentOf } from '../agents';
 
 /** Options of the provider, injectable for tests. */
 export interface SessionsOptions {
@@ -48,6 +49,7 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
   private timer: ReturnType<typeof setTimeout> | undefined;
   private cache: SessionInfo[] | undefined;
   private showAllProjects = false;
+  private agents: AgentFilter = 'all';
 
   constructor(
     private readonly daemon: Daemon,
@@ -67,6 +69,16 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
 
   setShowAll(all: boolean): void {
     this.showAllProjects = all;
+    this.refresh();
+  }
+
+  /** Whose sessions the view lists (`session/list` param `agent`). */
+  get agentFilter(): AgentFilter {
+    return this.agents;
+  }
+
+  setAgentFilter(agent: AgentFilter): void {
+    this.agents = agent;
     this.refresh();
   }
 
@@ -90,15 +102,25 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
     const folders = this.options.folders();
     const limit = this.options.limit;
     if (this.showAllProjects || folders.length === 0) {
-      const res = await this.daemon.request<{ sessions: SessionInfo[] }>(Method.list, { all: true, limit });
+      const res = await this.daemon.request<{ sessions: SessionInfo[] }>(Method.list, {
+        all: true,
+        limit,
+        ...this.agentParam(),
+      });
       return mergeSessions([res.sessions]);
     }
     const lists = await Promise.all(
       folders.map((cwd) =>
-        this.daemon.request<{ sessions: SessionInfo[] }>(Method.list, { cwd, limit }).then((r) => r.sessions),
+        this.daemon
+          .request<{ sessions: SessionInfo[] }>(Method.list, { cwd, limit, ...this.agentParam() })
+          .then((r) => r.sessions),
       ),
     );
     return mergeSessions(lists);
+  }
+
+  private agentParam(): { agent?: AgentFilter } {
+    return this.agents === 'all' ? {} : { agent: this.agents };
   }
 
   async getChildren(element?: SessionInfo): Promise<SessionInfo[]> {
@@ -126,10 +148,11 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
     const age = formatAge(s.modified, this.options.now());
     const count = `${s.messageCount} msg${s.messageCount === 1 ? '' : 's'}`;
     const project = s.cwd.split(/[\\/]/).filter(Boolean).pop() ?? s.cwd;
-    item.description = this.showAllProjects ? `${count} · ${age} · ${project}` : `${count} · ${age}`;
+    const badge = agentBadge(s);
+    item.description = badge + (this.showAllProjects ? `${count} · ${age} · ${project}` : `${count} · ${age}`);
     const isCurrent = this.current.value?.path === s.path;
     item.iconPath = new vscode.ThemeIcon(
-      isCurrent ? 'comment-discussion' : 'comment',
+      agentIcon(agentOf(s)) ?? (isCurrent ? 'comment-discussion' : 'comment'),
       isCurrent ? new vscode.ThemeColor('charts.green') : undefined,
     );
     const md = new vscode.MarkdownString();
@@ -139,8 +162,15 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
     }
     md.appendMarkdown(`${count} · modified ${escapeMd(s.modified)} · created ${escapeMd(s.created)}\n\n`);
     md.appendMarkdown(`cwd: \`${s.cwd}\`\n\nfile: \`${s.path}\``);
+    if (s.resumeCommand) {
+      md.appendMarkdown(`\n\n${agentName(agentOf(s))}, read-only · resume: \`${s.resumeCommand}\``);
+    }
     item.tooltip = md;
     item.contextValue = isCurrent ? 'session;current' : 'session';
+    if (agentOf(s) !== 'pi') {
+      // read-only: no rename or fork, "Copy Resume Command" instead
+      item.contextValue = `foreignSession;${agentOf(s)}${isCurrent ? ';current' : ''}`;
+    }
     item.command = { command: Command.sessionsOpen, title: 'Open Session', arguments: [s] };
     item.resourceUri = undefined;
     return item;

@@ -107,6 +107,17 @@ function prepare() {
     looking.agentBefore = snapshot(agent);
   }
   fs.writeFileSync(path.join(e2eDir, 'looking.json'), JSON.stringify({ agent, ...looking }));
+  // Claude Code and Codex sessions of the workspace in the HOME (read-only for sessiontree).
+  const venvPy = path.join(repoRoot, '.venv', 'bin', 'python');
+  const others = JSON.parse(
+    execFileSync(fs.existsSync(venvPy) ? venvPy : 'python3', [path.join(repoRoot, 'tests', 'other_agents_home.py'), env.HOME, ws], {
+      encoding: 'utf8',
+    }),
+  );
+  others.claudeDir = path.join(env.HOME, '.claude');
+  others.codexDir = path.join(env.HOME, '.codex');
+  others.before = { claude: snapshot(others.claudeDir), codex: snapshot(others.codexDir) };
+  fs.writeFileSync(path.join(e2eDir, 'others.json'), JSON.stringify(others));
   return { tmp, ws, agent, env };
 }
 

@@ -33,14 +33,18 @@ class SessionInfo:
     __slots__ = (
         "_all_text",
         "_guard",
+        "agent",
         "created",
         "cwd",
         "first_message",
         "id",
         "message_count",
         "modified",
+        "parent_id",
+        "parent_kind",
         "parent_session_path",
         "path",
+        "resume",
         "title",
     )
 
@@ -57,8 +61,18 @@ class SessionInfo:
         first_message: str,
         all_messages_text: str | None = None,
         guard: PathGuard | None = None,
+        agent: str = "pi",
+        resume: str | None = None,
+        parent_id: str | None = None,
+        parent_kind: str | None = None,
     ) -> None:
         self._guard = guard
+        # Which agent wrote the file (pi's family, or a transcript `core.sources` reads) and,
+        # for those, the command that resumes it and the parent session it names.
+        self.agent = agent
+        self.resume = resume
+        self.parent_id = parent_id
+        self.parent_kind = parent_kind
         self.path = path
         self.id = id
         self.cwd = cwd
@@ -72,6 +86,8 @@ class SessionInfo:
 
     @property
     def all_messages_text(self) -> str:
+        if self._all_text is None and self.agent != "pi":
+            self._all_text = self.first_message
         if self._all_text is None:
             summary = summarize_file(self.path, with_text=True, guard=self._guard)
             self._all_text = summary.all_text if summary is not None and summary.all_text is not None else ""
@@ -94,6 +110,13 @@ class SessionInfo:
         out["modified"] = _iso(self.modified)
         if self.parent_session_path is not None:
             out["parentSession"] = self.parent_session_path
+        if self.agent != "pi":
+            out["agent"] = self.agent
+            if self.resume is not None:
+                out["resumeCommand"] = self.resume
+            if self.parent_id is not None:
+                out["parentId"] = self.parent_id
+                out["parentKind"] = self.parent_kind
         return out
 
     def __repr__(self) -> str:

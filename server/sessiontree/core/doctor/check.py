@@ -24,7 +24,7 @@ from .. import paths
 from ..format.blobs import BLOB_REF_PREFIX, is_blob_hash
 from ..format.jsonl import parse_jsonl_lenient
 from ..format.migrations import CURRENT_SESSION_VERSION
-from ..sources.sniff import not_a_session_reason
+from ..sources.sniff import foreign_format_of, not_a_session_reason
 from ..store.blobs import MAX_BLOB_BYTES
 from .report import DoctorError, DoctorReport, Problem
 
@@ -113,6 +113,11 @@ def check_bytes(
     parsed = parse_jsonl_lenient(data)
     report.skipped_lines = int(parsed.skipped_lines)
     report.torn_tail = bool(parsed.torn_tail)
+    agent = foreign_format_of(data, parsed.values)
+    if agent is not None:
+        from .foreign import check_foreign
+
+        return check_foreign(report, data, agent)
     foreign = not_a_session_reason(data, parsed.values)
     if foreign is not None:
         # One finding instead of one per line: nothing in such a file is a session entry.

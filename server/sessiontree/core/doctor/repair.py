@@ -15,9 +15,11 @@ import os
 import time
 from typing import Any
 
+from ..errors import ReadOnlySessionError
 from ..format.backups import copy_path
 from ..format.jsonl import dumps_line, parse_jsonl_lenient
 from ..format.migrations import migrate_session_entries
+from ..sources.sniff import foreign_format_of
 from ..store import FileSessionStorage
 from .check import check_bytes, read_regular_file
 from .report import DoctorError, RepairResult
@@ -64,6 +66,9 @@ def repaired_bytes(data: bytes, *, migrate: bool = False) -> tuple[bytes, list[s
     parsed = parse_jsonl_lenient(data)
     changes: list[str] = []
     values = parsed.values
+    agent = foreign_format_of(data, values)
+    if agent is not None:
+        raise ReadOnlySessionError(None, agent)  # another agent's transcript: never rewritten
     if not values or not isinstance(values[0], dict) or values[0].get("type") != "session":
         raise DoctorError("<bytes>", "no session header at the start: not repairable without inventing data")
     if not isinstance(values[0].get("id"), str):

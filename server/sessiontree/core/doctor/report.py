@@ -33,6 +33,7 @@ KINDS: dict[str, str] = {
     "corrupt-blob": "error",
     "needs-migration": "note",
     "newer-version": "warning",
+    "foreign-transcript": "note",
 }
 
 
@@ -86,6 +87,8 @@ class DoctorReport:
     size: int = 0
     skipped_lines: int = 0
     torn_tail: bool = False
+    #: The agent of another agent's transcript ("claude", "codex"); None for pi's format.
+    agent: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -110,6 +113,7 @@ class DoctorReport:
             "skippedLines": self.skipped_lines,
             "tornTail": self.torn_tail,
             "problems": [p.to_dict() for p in self.problems],
+            **({"agent": self.agent} if self.agent is not None else {}),
         }
 
 

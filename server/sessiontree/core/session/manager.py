@@ -14,7 +14,7 @@ from __future__ import annotations
 import builtins
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import paths
@@ -49,6 +49,11 @@ __all__ = [
     "SessionTreeNode",
     "sanitize_session_name",
 ]
+
+#: Openers of other agents' transcripts (`session/foreign.py` registers its own when the
+#: package is imported): ``opener(path, storage, kw)`` gives a read-only session, or None
+#: when the file is not such a transcript.
+FOREIGN_OPENERS: builtins.list[Callable[[str, Any, dict[str, Any]], Any]] = []
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _SPACES = re.compile(" +")
@@ -151,6 +156,12 @@ class SessionManager(Moves, Entries):
         missing or empty path starts a new session there.
         """
         path = os.path.abspath(path)
+        if cls is SessionManager:
+            # Another agent's transcript (Claude Code, Codex): read-only, through its reader.
+            for opener in FOREIGN_OPENERS:
+                foreign = opener(path, storage, kw)
+                if foreign is not None:
+                    return foreign  # type: ignore[no-any-return]
         sdir = os.path.abspath(session_dir) if session_dir is not None else os.path.dirname(path)
         mgr = cls(os.getcwd(), sdir, None, True, storage, **kw)
         mgr._set_session_file(path, cwd_from_header=True)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..format.jsonl import parse_jsonl_lenient
 
-__all__ = ["not_a_session_reason"]
+__all__ = ["foreign_format_of", "not_a_session_reason"]
 
 # Top-level keys and entry types of other agents' transcripts, which also are JSONL: named
 # so that such a file is called what it is rather than a damaged session.
@@ -66,3 +66,18 @@ def not_a_session_reason(data: bytes, values: list[Any] | None = None) -> str | 
     if not _is_text(data):
         return f"not a session file: binary data ({len(data)} bytes, no JSON object line)"
     return f"not a session file: no line is a JSON object ({len(data)} bytes)"
+
+
+def foreign_format_of(data: bytes, values: list[Any] | None = None) -> str | None:
+    """ "claude" or "codex" when ``data`` (a whole file or its first bytes) is another
+    agent's transcript that `core.sources` reads, else None (a pi session, or no session)."""
+    if not data.strip():
+        return None
+    if values is None:
+        values = parse_jsonl_lenient(data).values
+    kind = _foreign_format(values)
+    if kind == "a Claude Code transcript":
+        return "claude"
+    if kind == "a Codex rollout":
+        return "codex"
+    return None

@@ -79,6 +79,8 @@ def _sessions_root(ls: SessionTreeServer) -> str:
 
 
 def _session_dir(ls: SessionTreeServer, session_dir: str | None) -> str | None:
+    if session_dir is not None:
+        refuse_under_other_agents(session_dir, file=False)
     return str(ls.access.check_dir(session_dir)) if session_dir is not None else None
 
 
@@ -110,12 +112,20 @@ async def list_sessions(ls: SessionTreeServer, p: t.ListParams) -> t.ListResult:
         # Every project of the agent dir: only when its sessions root is allowed.
         ls.access.check_dir(_sessions_root(ls))
 
+    agent = p.agent or "all"
+
     def work() -> list[Any]:
+        if agent not in ("all", "pi"):
+            return []
         if p.all:
             return SessionManager.list_all(ls.config.agent_dir, guard=guard)
         return SessionManager.list(_cwd(ls, p.cwd), guard=guard, **kw)
 
     infos = await ls.registry.run(work)
+    if agent != "pi":
+        others = await ls.registry.run(other_agents, ls, agent, None if p.all else _cwd(ls, p.cwd))
+        if others:
+            infos = sorted([*infos, *others], key=lambda i: i.modified, reverse=True)
     if p.query:
         tokens = p.query.lower().split()
 
@@ -156,6 +166,7 @@ async def recent_sessions(ls: SessionTreeServer, p: t.RecentParams) -> t.RecentR
 
 async def open_session(ls: SessionTreeServer, p: t.OpenParams) -> t.OpenResult:
     path = str(ls.access.check_file(p.path))
+    refuse_under_other_agents(path, file=True)
     existing = ls.registry.by_path(path)
     if existing is not None:
         return await ls.registry.call(
@@ -279,6 +290,41 @@ async def set_name(ls: SessionTreeServer, p: t.SetNameParams) -> t.SetNameResult
     session = ls.registry.get(p.session)
     changed = await call_write(ls, session, lambda: session.manager.set_session_name(p.name, p.source))
     return t.SetNameResult(changed=bool(changed))
+
+
+def refuse_under_other_agents(path: str, *, file: bool) -> None:
+    """-32008 for a path under Claude Code's or Codex's transcript root that is not one of
+    that agent's transcripts (a new session there, or a pi file there): nothing is ever
+    written under another agent's directories."""
+    from sessiontree.core.session.foreign import foreign_agent_of_file
+    from sessiontree.core.sources.foreign import agent_root_containing
+
+    agent = agent_root_containing(path)
+    if agent is None:
+        return
+    if file and os.path.isfile(path) and foreign_agent_of_file(path) is not None:
+        return
+    raise errors.ReadOnlySession(f"read-only: {agent} session", {"path": path, "agent": agent})
+
+
+def other_agents(ls: SessionTreeServer, agent: str, cwd: str | None) -> list[Any]:
+    """Claude Code and Codex transcripts (of ``cwd`` when given) inside the allowed roots."""
+    import logging
+
+    from sessiontree.core.session.foreign import list_foreign_sessions
+    from sessiontree.core.sources.model import FOREIGN_AGENTS
+
+    guard = ls.access.guard
+    storage = manager_kwargs(ls)["storage"]
+    out: list[Any] = []
+    for a in FOREIGN_AGENTS if agent == "all" else (agent,):
+        if a not in FOREIGN_AGENTS:
+            continue
+        try:
+            out.extend(list_foreign_sessions(a, cwd, storage=storage, accept=guard.accept))
+        except Exception:
+            logging.getLogger("sessiontree.lsp").exception("listing %s sessions failed", a)
+    return out
 
 
 def setup(server: SessionTreeServer) -> None:

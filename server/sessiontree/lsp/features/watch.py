@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -96,7 +97,14 @@ def _sessions_roots(server: SessionTreeServer) -> list[str]:
         root = str(paths.sessions_root(agent))
         # A sessions root outside the allowed roots is not watched: its listings are not
         # the client's to see.
-        return [root] if server.access.guard.accept(root) else []
+        roots = [root] if server.access.guard.accept(root) else []
+        # Claude Code's and Codex's transcript roots too (new transcripts: didChangeList).
+        from sessiontree.core.sources.foreign import claude_root, codex_root
+
+        for other in (claude_root(), codex_root()):
+            if os.path.isdir(other) and server.access.guard.accept(other):
+                roots.append(other)
+        return roots
     except Exception:
         log.exception("no sessions root to watch")
         return []

@@ -433,6 +433,56 @@ describe('Session Tree in VS Code', () => {
     assert.equal(api.current.value.path, sessionFile);
   });
 
+  it('lists Claude Code and Codex sessions by agent, read-only, with a resume command (screenshot)', async () => {
+    const others = JSON.parse(fs.readFileSync(path.join(signalDir, 'others.json'), 'utf8'));
+    await vscode.commands.executeCommand('sessiontree.sessions.showWorkspace');
+    await vscode.commands.executeCommand('sessiontree.sessions.filterByAgent', 'all');
+    const list = await api.sessions.getChildren();
+    const claude = list.find((s) => s.path === others.claude);
+    const codex = list.find((s) => s.path === others.codex);
+    assert.ok(claude && codex, `both listed: ${JSON.stringify(list.map((s) => [s.agent, s.path]))}`);
+    assert.equal(claude.agent, 'claude');
+    assert.equal(claude.resumeCommand, `claude --resume ${claude.id}`);
+    const item = api.sessions.getTreeItem(claude);
+    assert.equal(item.label, 'List the files');
+    assert.match(String(item.description), /^Claude Code · /);
+    assert.equal(item.iconPath.id, 'sparkle');
+    assert.match(item.contextValue, /^foreignSession;claude/);
+    assert.match(String(api.sessions.getTreeItem(codex).description), /^Codex · /);
+    await vscode.commands.executeCommand('sessiontree.sessions.filterByAgent', 'codex');
+    assert.deepEqual((await api.sessions.getChildren()).map((s) => s.agent), ['codex']);
+    await vscode.commands.executeCommand('sessiontree.sessions.filterByAgent', 'all');
+    assert.ok((await api.sessions.getChildren()).some((s) => s.agent === 'pi'), 'pi sessions are back');
+
+    await vscode.commands.executeCommand('sessiontree.sessions.open', claude.path);
+    await api.tree.whenIdle();
+    assert.equal(api.current.value.agent, 'claude');
+    assert.equal(api.tree.currentLeafId, 'a8');
+    assert.ok(api.tree.nodeById('u2') && api.tree.nodeById('u3'), 'both sides of the rewind are rows');
+    // navigation is not offered: the resume command is (the call returns without navigating)
+    void vscode.commands.executeCommand('sessiontree.tree.navigate', 'a5');
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(api.tree.currentLeafId, 'a8');
+    try {
+      await vscode.commands.executeCommand('sessiontree.sessions.copyResumeCommand', claude);
+      const copied = await vscode.env.clipboard.readText();
+      assert.ok(copied === '' || copied === claude.resumeCommand, `clipboard: ${copied}`);
+    } catch (err) {
+      console.log(`E2E-INFO clipboard unavailable: ${err}`);
+    }
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('sessiontree.tree.focus');
+    await vscode.commands.executeCommand('sessiontree.tree.revealLeaf');
+    await new Promise((r) => setTimeout(r, 800));
+    await askDriver('SCREENSHOT', {
+      name: 'vscode-other-agents',
+      expect: ['List the files', 'Claude Code ·', 'Codex ·', 'now read a.txt', "You're welcome."],
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(diffSnapshots(others.before.claude, snapshot(others.claudeDir)), [], '~/.claude is exactly as before');
+    assert.deepEqual(diffSnapshots(others.before.codex, snapshot(others.codexDir)), [], '~/.codex is exactly as before');
+  });
+
   it('an outdated daemon is refused with an upgrade hint', async () => {
     const config = vscode.workspace.getConfiguration('sessiontree');
     const good = config.get('server.command');
