@@ -72,7 +72,7 @@ BUILTIN_PATTERNS: tuple[Pattern, ...] = (
         "secret-assignment",
         r"(?i)\b(?:api[_\-]?key|secret[_\-]?key|access[_\-]?token|auth[_\-]?token|client[_\-]?secret|password|passwd)\b"
         # not an environment variable's name (`"apiKey": "OPENAI_API_KEY"`) nor a placeholder
-        r"[\"']?\s*[=:]\s*[\"'](?![A-Z0-9_]+[\"'])(?!(?i:your|my[_\-]|xxx|example|changeme|placeholder))"
+        r"[\"']?\s*[=:]\s*[\"'](?!(?-i:[A-Z0-9_]+)[\"'])(?!(?:your|my[_\-]|xxx|example|changeme|placeholder))"
         r"([^\"'\s$<>{}*]{8,})[\"']",
         1,
     ),

@@ -119,7 +119,7 @@ _STYLE = """
 :root { color-scheme: light dark; }
 body { margin: 0; font: 12px/1.4 var(--vscode-editor-font-family, ui-monospace, Menlo, Consolas, monospace);
   background: var(--vscode-editor-background, #fff); color: var(--vscode-editor-foreground, #222); }
-header { position: sticky; top: 0; z-index: 2; padding: 6px 12px; display: flex; gap: 16px; align-items: baseline;
+header { position: sticky; top: 0; z-index: 2; padding: 6px 12px; display: flex; flex-wrap: wrap; gap: 16px; align-items: baseline;
   background: var(--vscode-editor-background, #fff); border-bottom: 1px solid var(--vscode-panel-border, #ddd); }
 header h1 { font-size: 13px; margin: 0; }
 header .legend span { margin-right: 10px; opacity: .8; }
@@ -228,7 +228,7 @@ def render_html(graph: Graph, *, nonce: str | None = None, csp_source: str | Non
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{escape(csp)}">'
+        f'<meta http-equiv="Content-Security-Policy" content="{escape(csp, quote=False)}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style{n_attr}>{_STYLE}</style></head><body>"
         f'<header><h1>{escape(title)}</h1><span id="count">{escape(summary_line(graph))}</span>'
