@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from golden import GOLDEN, check_golden
-from shared_data import REAL_CORPUS
 from sessiontree.core.compare import code_effects, compare_nodes, render_side
 from sessiontree.core.errors import EntryNotFoundError
 from sessiontree.core.session import SessionManager
+from shared_data import REAL_CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "server" / "sessiontree" / "data" / "demo-session.jsonl"
@@ -77,19 +77,31 @@ def _call(eid: str, name: str, args: dict[str, Any], cid: str) -> dict[str, Any]
     return {
         "type": "message",
         "id": eid,
-        "message": {"role": "assistant", "content": [{"type": "toolCall", "id": cid, "name": name, "arguments": args}]},
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": cid, "name": name, "arguments": args}],
+        },
     }
 
 
 def _result(eid: str, cid: str, error: bool = False) -> dict[str, Any]:
-    return {"type": "message", "id": eid, "message": {"role": "toolResult", "toolCallId": cid, "isError": error, "content": []}}
+    return {
+        "type": "message",
+        "id": eid,
+        "message": {"role": "toolResult", "toolCallId": cid, "isError": error, "content": []},
+    }
 
 
 def test_every_argument_shape_of_write_and_edit() -> None:
     entries = [
         _call("1", "write", {"path": "a.txt", "content": "hello"}, "c1"),
         _call("2", "edit", {"path": "a.txt", "oldText": "hello", "newText": "bye"}, "c2"),
-        _call("3", "edit", {"path": "b.py", "edits": [{"oldText": "x", "newText": "y"}, {"oldText": "p", "newText": "q"}]}, "c3"),
+        _call(
+            "3",
+            "edit",
+            {"path": "b.py", "edits": [{"oldText": "x", "newText": "y"}, {"oldText": "p", "newText": "q"}]},
+            "c3",
+        ),
         _call("4", "edit", {"edits": [{"path": "c.md", "oldText": "", "newText": "n"}]}, "c4"),
         _call("5", "edit", {"path": "/w/d.ts", "input": "@@ hashline patch"}, "c5"),
         _call("6", "Edit", {"file_path": "/w/e.rs", "old_string": "o", "new_string": "n"}, "c6"),
@@ -98,7 +110,11 @@ def test_every_argument_shape_of_write_and_edit() -> None:
         _call("8", "bash", {"command": "pytest -q"}, "c8"),
         _result("8r", "c8", error=True),
         _call("9", "read", {"path": "g.txt"}, "c9"),
-        {"type": "message", "id": "10", "message": {"role": "bashExecution", "command": "ls", "exitCode": 0, "output": ""}},
+        {
+            "type": "message",
+            "id": "10",
+            "message": {"role": "bashExecution", "command": "ls", "exitCode": 0, "output": ""},
+        },
     ]
     changes, commands = code_effects(entries, "/w")
     got = [(c.path, c.summary) for c in changes]

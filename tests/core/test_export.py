@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 from golden import GOLDEN, check_golden
-from shared_data import REAL_CORPUS
 from sessiontree.core.export import export_session
 from sessiontree.core.export.redact import Redactor
 from sessiontree.core.format.migrations import CURRENT_SESSION_VERSION
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.session import SessionManager
 from sessiontree.core.view.tool_calls import calls_of
+from shared_data import REAL_CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "server" / "sessiontree" / "data" / "demo-session.jsonl"
@@ -62,11 +62,24 @@ def test_real_session_markdown_golden(name: str) -> None:
 
 
 def _outline(md: str) -> str:
-    keep = ("# ", "## User", "## Assistant", "## Tool result", "<summary>", "*model", "*thinking", "> **", "### ↳", "Redact")
+    keep = (
+        "# ",
+        "## User",
+        "## Assistant",
+        "## Tool result",
+        "<summary>",
+        "*model",
+        "*thinking",
+        "> **",
+        "### ↳",
+        "Redact",
+    )
     return "\n".join(line for line in md.splitlines() if line.startswith(keep)) + "\n"
 
 
-@pytest.mark.parametrize("name", ["kimchi-dev-session.jsonl", "welpy-session.jsonl", "pimono-before-compaction.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["kimchi-dev-session.jsonl", "welpy-session.jsonl", "pimono-before-compaction.jsonl"]
+)
 def test_real_session_markdown_outline_golden(name: str) -> None:
     """Large real sessions: the outline (headings, tool-call lines, notes), not their whole text,
     which belongs to another project and stays in ../shared."""
@@ -181,7 +194,16 @@ def test_dry_run_lists_and_exports_nothing() -> None:
 
 def test_html_embeds_inline_images_and_is_self_contained() -> None:
     mgr = SessionManager.in_memory("/w")
-    mgr.append_message({"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}], "timestamp": 1})
+    mgr.append_message(
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+            ],
+            "timestamp": 1,
+        }
+    )
     page = export_session(mgr, "html", redactor=Redactor()).content
     assert '<img alt="image" src="data:image/png;base64,iVBORw0KGgo=">' in page
     assert "https://" not in page and "<script" not in page

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from golden import GOLDEN, check_golden
-from shared_data import REAL_CORPUS
 from sessiontree.core.graph import Graph, build_graph, render_html, render_svg
 from sessiontree.core.session import SessionManager
+from shared_data import REAL_CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "server" / "sessiontree" / "data" / "demo-session.jsonl"
@@ -38,7 +39,7 @@ def assert_well_formed(mgr: SessionManager, g: Graph) -> None:
         occupied.setdefault(n.lane, []).append((p.row + 1, n.row, i))
     for lane, spans in occupied.items():
         spans.sort()
-        for (s0, e0, i0), (s1, e1, i1) in zip(spans, spans[1:], strict=False):
+        for (s0, e0, i0), (s1, e1, i1) in itertools.pairwise(spans):
             assert e0 < s1, (lane, (s0, e0, i0), (s1, e1, i1))
 
 
@@ -52,7 +53,10 @@ def test_demo_graph_marks_branches_labels_compaction_and_the_leaf() -> None:
     assert leaf.leaf and leaf.active and leaf.tip
     assert sum(1 for n in g.nodes if n.leaf) == 1
     assert {n.id for n in g.nodes if n.active} == set(mgr.index.path_to_root(mgr.get_leaf_id()))
-    assert [n.type for n in g.nodes if n.type in ("compaction", "branch_summary")] == ["branch_summary", "compaction"]
+    assert [n.type for n in g.nodes if n.type in ("compaction", "branch_summary")] == [
+        "branch_summary",
+        "compaction",
+    ]
     assert sorted(n.label for n in g.nodes if n.label) == ["feature done", "tests green"]
     assert sum(1 for n in g.nodes if n.tip) == 3
     assert sum(1 for n in g.nodes if n.branch_point) == 2
@@ -82,7 +86,9 @@ def test_webview_page_carries_the_nonce_in_its_policy() -> None:
 
 def test_collapse_folds_linear_runs_and_keeps_every_entry(tmp_path: Path) -> None:
     path = tmp_path / "deep.jsonl"
-    subprocess.run([sys.executable, str(GEN), str(path), "3000", "--seed", "7", "--branch-every", "11"], check=True)
+    subprocess.run(
+        [sys.executable, str(GEN), str(path), "3000", "--seed", "7", "--branch-every", "11"], check=True
+    )
     mgr = open_ro(path)
     g = build_graph(mgr)
     assert g.collapsed

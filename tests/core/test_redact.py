@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from shared_data import REAL_CORPUS
 from sessiontree.core.export.redact import (
     BUILTIN_PATTERNS,
     RedactionConfigError,
@@ -15,12 +14,15 @@ from sessiontree.core.export.redact import (
     config_path,
     load_redactor,
 )
+from shared_data import REAL_CORPUS
 
 # Made-up secrets of each shape (none of them is real); built from parts so that secret
 # scanners looking at this repository do not flag the test itself.
 A = "A1b2C3d4E5f6G7h8I9j0"
 SAMPLES = {
-    "pem-private-key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA" + A + "\n-----END RSA PRIVATE KEY-----",
+    "pem-private-key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA"
+    + A
+    + "\n-----END RSA PRIVATE KEY-----",
     "anthropic-key": "sk-" + "ant-api03-" + A + A,
     "openai-key": "sk-" + "proj-" + A + A,
     "github-token": "gh" + "p_" + A + A[:16],
@@ -30,7 +32,9 @@ SAMPLES = {
     "slack-token": "xo" + "xb-1234567890-" + A,
     "google-api-key": "AI" + "za" + "SyA" + A + "abcdefghijkl",
     "stripe-key": "sk" + "_live_" + A,
-    "jwt": "ey" + "JhbGciOiJIUzI1NiJ9.ey" + "JzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "jwt": "ey"
+    + "JhbGciOiJIUzI1NiJ9.ey"
+    + "JzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
     "url-password": "postgres://admin:" + "s3cretPassw0rd@db.internal:5432/app",
     "bearer-token": "Authorization: Bearer " + A + A,
     "secret-assignment": 'password = "' + "hunter2hunter2" + '"',
@@ -58,8 +62,14 @@ def test_each_builtin_pattern_is_redacted(name: str) -> None:
 
 def test_only_the_secret_group_is_replaced() -> None:
     r = Redactor()
-    assert r.text("see https://bob:" + "pa55word@example.org/x") == "see https://bob:[REDACTED:url-password]@example.org/x"
-    assert r.text("curl -H 'Authorization: Bearer " + A + A + "'") == "curl -H 'Authorization: Bearer [REDACTED:bearer-token]'"
+    assert (
+        r.text("see https://bob:" + "pa55word@example.org/x")
+        == "see https://bob:[REDACTED:url-password]@example.org/x"
+    )
+    assert (
+        r.text("curl -H 'Authorization: Bearer " + A + A + "'")
+        == "curl -H 'Authorization: Bearer [REDACTED:bearer-token]'"
+    )
 
 
 @pytest.mark.parametrize(
@@ -134,7 +144,12 @@ def test_without_a_config_only_builtins(tmp_path: Path, monkeypatch: pytest.Monk
 
 @pytest.mark.parametrize(
     "toml",
-    ["[[patterns]]\nname = 'x'\nregex = '(['\n", "[[patterns]]\nname = 'x'\n", "disable = 'jwt'\n", "not toml ==="],
+    [
+        "[[patterns]]\nname = 'x'\nregex = '(['\n",
+        "[[patterns]]\nname = 'x'\n",
+        "disable = 'jwt'\n",
+        "not toml ===",
+    ],
 )
 def test_a_bad_config_is_an_error(tmp_path: Path, toml: str) -> None:
     path = tmp_path / "redact.toml"

@@ -45,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"common ancestor: {cmp.ancestor_id or '(none: different roots)'}  {cmp.ancestor_text}")
     for name, side in (("A", cmp.a), ("B", cmp.b)):
-        print(f"{name}: {side.node_id}  {len(side.entries)} entries since, {len(side.files)} files, {len(side.commands)} commands")
+        print(
+            f"{name}: {side.node_id}  {len(side.entries)} entries since, {len(side.files)} files, {len(side.commands)} commands"
+        )
     paths = list(dict.fromkeys([f.path for f in cmp.a.files] + [f.path for f in cmp.b.files]))
     if paths:
         width = max(len(p) for p in paths)

@@ -31,15 +31,21 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("file", metavar="FILE", help="a session file (.jsonl)")
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--leaf", metavar="ID", help="the path from the root to this entry (default: the leaf)")
+    which.add_argument(
+        "--leaf", metavar="ID", help="the path from the root to this entry (default: the leaf)"
+    )
     which.add_argument("--subtree", metavar="ID", help="this entry's whole subtree (and the path to it)")
     p.add_argument("--format", "-f", choices=("md", "html", "jsonl"), default="md", help="default: md")
     p.add_argument("-o", "--output", metavar="OUT", help="write here (default: standard output)")
     red = p.add_mutually_exclusive_group()
-    red.add_argument("--redact", dest="redact", action="store_true", default=None, help="redact (default for md, html)")
+    red.add_argument(
+        "--redact", dest="redact", action="store_true", default=None, help="redact (default for md, html)"
+    )
     red.add_argument("--no-redact", dest="redact", action="store_false", help="do not redact")
     p.add_argument("--dry-run", action="store_true", help="list what would be redacted; write nothing")
-    p.add_argument("--redact-config", metavar="TOML", help="patterns file (default: sessiontree's config dir)")
+    p.add_argument(
+        "--redact-config", metavar="TOML", help="patterns file (default: sessiontree's config dir)"
+    )
     p.add_argument("--json", action="store_true", help="with --dry-run: print the findings as JSON")
 
 
@@ -70,10 +76,16 @@ def run(args: argparse.Namespace) -> int:
         return entry_not_found("export", str(exc.entry_id))
     if args.dry_run:
         if args.json:
-            out = {"entries": result.entries, "counts": result.counts, "findings": [f.to_dict() for f in result.findings]}
+            out = {
+                "entries": result.entries,
+                "counts": result.counts,
+                "findings": [f.to_dict() for f in result.findings],
+            }
             sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
             return EXIT_OK
-        print(f"{result.entries} entries; would redact {sum(result.counts.values())} (patterns: built-in + {config_path() if args.redact_config is None else args.redact_config})")
+        print(
+            f"{result.entries} entries; would redact {sum(result.counts.values())} (patterns: built-in + {config_path() if args.redact_config is None else args.redact_config})"
+        )
         for f in result.findings:
             print(f"  {f.pattern:<22} entry {f.entry_id or '-':<10} {f.preview}")
         return EXIT_OK

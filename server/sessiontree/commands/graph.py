@@ -68,5 +68,8 @@ def run(args: argparse.Namespace) -> int:
             f.write(out)
     except OSError as exc:
         return fail("graph", f"{args.output}: {exc.strerror or exc}")
-    print(f"{args.output}: {graph.entries} entries, {len(graph.nodes)} nodes, {graph.lanes} lanes", file=sys.stderr)
+    print(
+        f"{args.output}: {graph.entries} entries, {len(graph.nodes)} nodes, {graph.lanes} lanes",
+        file=sys.stderr,
+    )
     return EXIT_OK

@@ -9,13 +9,14 @@ from sessiontree.lsp.features import (
     labels,
     lifecycle,
     navigation,
+    pictures,
     sessions,
     tree,
     watch,
 )
 from sessiontree.lsp.server import SessionTreeServer
 
-FEATURES = (lifecycle, sessions, tree, navigation, labels, context, append, doctor, watch)
+FEATURES = (lifecycle, sessions, tree, navigation, labels, context, append, doctor, watch, pictures)
 """The feature modules, in registration order."""
 
 

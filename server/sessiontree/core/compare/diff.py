@@ -161,7 +161,9 @@ def render_side(cmp: Comparison, which: str) -> str:
             if eff.patch is not None:
                 out += eff.patch.split("\n")
     out += ["", f"## Commands run ({len(s.commands)})"]
-    out += [f"$ {c.command.splitlines()[0] if c.command else ''}{'  ✗' if c.failed else ''}" for c in s.commands]
+    out += [
+        f"$ {c.command.splitlines()[0] if c.command else ''}{'  ✗' if c.failed else ''}" for c in s.commands
+    ]
     out += ["", "## Messages since the common ancestor"]
     for e in s.entries:
         out += ["", *_entry_lines(e)]

@@ -112,12 +112,23 @@ def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
+def _first(*values: Any) -> str | None:
+    """The first string among ``values`` (an empty ``oldText`` is an insertion, not absent)."""
+    return next((v for v in values if isinstance(v, str)), None)
+
+
 def _capped(text: str) -> str:
-    return text if len(text) <= _CONTENT_MAX else text[:_CONTENT_MAX] + f"\n… ({len(text) - _CONTENT_MAX} more characters)"
+    return (
+        text
+        if len(text) <= _CONTENT_MAX
+        else text[:_CONTENT_MAX] + f"\n… ({len(text) - _CONTENT_MAX} more characters)"
+    )
 
 
-def _effects_of_call(name: str, args: Mapping[str, Any], eid: str | None, cid: str | None) -> list[FileEffect]:
-    path = _str(args.get("path")) or _str(args.get("file_path")) or _str(args.get("filePath"))
+def _effects_of_call(
+    name: str, args: Mapping[str, Any], eid: str | None, cid: str | None
+) -> list[FileEffect]:
+    path = _first(args.get("path"), args.get("file_path"), args.get("filePath"))
     if name in _WRITE_TOOLS:
         if path is None:
             return []
@@ -132,24 +143,24 @@ def _effects_of_call(name: str, args: Mapping[str, Any], eid: str | None, cid: s
         for item in edits:
             if not isinstance(item, Mapping):
                 continue
-            p = _str(item.get("path")) or path
-            if p is None:
+            item_path = _first(item.get("path"), path)
+            if item_path is None:
                 continue
-            eff = by_path.get(p)
+            eff = by_path.get(item_path)
             if eff is None:
-                eff = by_path[p] = FileEffect(p, "edit", eid, cid, name)
+                eff = by_path[item_path] = FileEffect(item_path, "edit", eid, cid, name)
                 out.append(eff)
-            old = _str(item.get("oldText")) or _str(item.get("old_string"))
-            new = _str(item.get("newText")) or _str(item.get("new_string")) or ""
+            old = _first(item.get("oldText"), item.get("old_string"))
+            new = _first(item.get("newText"), item.get("new_string")) or ""
             eff.hunks.append(Hunk(_capped(old) if old is not None else None, _capped(new)))
         return out
     if path is None:
         return []
     eff = FileEffect(path, "edit", eid, cid, name)
-    old = _str(args.get("oldText")) or _str(args.get("old_string"))
-    new = _str(args.get("newText")) or _str(args.get("new_string"))
-    if old is not None or new is not None:
-        eff.hunks.append(Hunk(_capped(old) if old is not None else None, _capped(new or "")))
+    old_text = _first(args.get("oldText"), args.get("old_string"))
+    new_text = _first(args.get("newText"), args.get("new_string"))
+    if old_text is not None or new_text is not None:
+        eff.hunks.append(Hunk(_capped(old_text) if old_text is not None else None, _capped(new_text or "")))
     elif _str(args.get("input")) is not None:
         eff.patch = _capped(args["input"])
     return [eff]

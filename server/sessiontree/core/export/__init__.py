@@ -80,7 +80,9 @@ def export_session(
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(FORMATS)})")
-    sel: Selection = select_subtree(manager, subtree_id) if subtree_id is not None else select_path(manager, leaf_id)
+    sel: Selection = (
+        select_subtree(manager, subtree_id) if subtree_id is not None else select_path(manager, leaf_id)
+    )
     do_redact = redacts_by_default(fmt) if redact is None else redact
     if dry_run:
         do_redact = True

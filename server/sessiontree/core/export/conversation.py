@@ -123,7 +123,9 @@ def _content_parts(content: Any) -> list[Part]:
             parts.append(
                 ToolCall(
                     name=_s(b.get("name")) or "(no name)",
-                    summary=format_tool_call(b.get("name"), args if isinstance(args, Mapping) else {}, home=""),
+                    summary=format_tool_call(
+                        b.get("name"), args if isinstance(args, Mapping) else {}, home=""
+                    ),
                     arguments=json.dumps(args, ensure_ascii=False, indent=2),
                     call_id=b.get("id") if isinstance(b.get("id"), str) else None,
                 )
@@ -143,7 +145,9 @@ def _assistant_title(msg: Mapping[str, Any]) -> str:
     return f"Assistant ({model})" if model else "Assistant"
 
 
-def build_conversation(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | None = None) -> list[Item]:
+def build_conversation(
+    entries: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | None = None
+) -> list[Item]:
     """The items of ``entries`` (already redacted), in order."""
     labels = labels or {}
     items: list[Item] = []
@@ -170,7 +174,9 @@ def build_conversation(entries: Sequence[Mapping[str, Any]], labels: Mapping[str
                     call.result = _result_of(msg)
                     continue
                 res = _result_of(msg)
-                m = Message("toolResult", f"Tool result ({_s(msg.get('toolName')) or '?'})", eid, ts, label=label)
+                m = Message(
+                    "toolResult", f"Tool result ({_s(msg.get('toolName')) or '?'})", eid, ts, label=label
+                )
                 m.parts.append(Text(res.text))
                 m.parts.extend(res.images)
                 items.append(m)
@@ -178,7 +184,9 @@ def build_conversation(entries: Sequence[Mapping[str, Any]], labels: Mapping[str
             if role == "user":
                 m = Message("user", "User", eid, ts, _content_parts(msg.get("content")), label)
             elif role == "assistant":
-                m = Message("assistant", _assistant_title(msg), eid, ts, _content_parts(msg.get("content")), label)
+                m = Message(
+                    "assistant", _assistant_title(msg), eid, ts, _content_parts(msg.get("content")), label
+                )
                 if msg.get("errorMessage"):
                     m.parts.append(Text(f"error: {_s(msg.get('errorMessage'))}"))
                 for p in m.parts:
@@ -189,7 +197,14 @@ def build_conversation(entries: Sequence[Mapping[str, Any]], labels: Mapping[str
                 call.result = ToolResult(_s(msg.get("output")), bool(msg.get("exitCode")))
                 m = Message("bashExecution", "User ran a command", eid, ts, [call], label)
             elif role in ("custom", "hookMessage"):
-                m = Message(role, _s(msg.get("customType")) or role, eid, ts, _content_parts(msg.get("content")), label)
+                m = Message(
+                    role,
+                    _s(msg.get("customType")) or role,
+                    eid,
+                    ts,
+                    _content_parts(msg.get("content")),
+                    label,
+                )
             elif role == "branchSummary":
                 items.append(Folded("Branch summary", _s(msg.get("summary")), eid, label))
                 continue
@@ -197,10 +212,19 @@ def build_conversation(entries: Sequence[Mapping[str, Any]], labels: Mapping[str
                 items.append(Folded("Compaction summary", _s(msg.get("summary")), eid, label))
                 continue
             else:
-                m = Message(role or "message", role or "message", eid, ts, _content_parts(msg.get("content")), label)
+                m = Message(
+                    role or "message", role or "message", eid, ts, _content_parts(msg.get("content")), label
+                )
             items.append(m)
         elif et == "custom_message":
-            m = Message("custom", _s(e.get("customType")) or "custom message", eid, ts, _content_parts(e.get("content")), label)
+            m = Message(
+                "custom",
+                _s(e.get("customType")) or "custom message",
+                eid,
+                ts,
+                _content_parts(e.get("content")),
+                label,
+            )
             items.append(m)
         elif et == "compaction":
             before = e.get("tokensBefore")
@@ -217,6 +241,13 @@ def build_conversation(entries: Sequence[Mapping[str, Any]], labels: Mapping[str
             items.append(Note(f"mode: {_s(e.get('mode'))}", eid))
         elif et == "label":
             lab = e.get("label")
-            items.append(Note(f"label {lab!s} on {_s(e.get('targetId'))}" if lab else f"label cleared on {_s(e.get('targetId'))}", eid))
+            items.append(
+                Note(
+                    f"label {lab!s} on {_s(e.get('targetId'))}"
+                    if lab
+                    else f"label cleared on {_s(e.get('targetId'))}",
+                    eid,
+                )
+            )
         # other entries (custom state, session info) carry nothing a reader follows
     return items

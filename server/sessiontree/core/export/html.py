@@ -36,7 +36,9 @@ def _call(call: ToolCall) -> str:
     body = f"<div>Arguments</div><pre>{escape(call.arguments)}</pre>"
     if call.result is not None:
         body += f'<div class="{"error" if err else ""}">Result{" (error)" if err else ""}</div>'
-        body += f"<pre>{escape(call.result.text or '(empty)')}</pre>" + "".join(_image(i) for i in call.result.images)
+        body += f"<pre>{escape(call.result.text or '(empty)')}</pre>" + "".join(
+            _image(i) for i in call.result.images
+        )
     else:
         body += '<p class="note">(no result on this path)</p>'
     return f"<details><summary>🔧 {'✗ ' if err else ''}{escape(call.summary)}</summary>{body}</details>"
@@ -45,7 +47,10 @@ def _call(call: ToolCall) -> str:
 def _message(m: Message) -> str:
     lab = f' <span class="label">{escape(m.label)}</span>' if m.label else ""
     meta = " · ".join(x for x in (m.timestamp, m.entry_id) if x)
-    out = [f'<section class="msg {escape(m.role)}" id="e-{escape(m.entry_id or "")}">', f"<h2>{escape(m.title)}{lab}</h2>"]
+    out = [
+        f'<section class="msg {escape(m.role)}" id="e-{escape(m.entry_id or "")}">',
+        f"<h2>{escape(m.title)}{lab}</h2>",
+    ]
     if meta:
         out.append(f'<div class="meta">{escape(meta)}</div>')
     for p in m.parts:
@@ -53,7 +58,9 @@ def _message(m: Message) -> str:
             cls = "text" if m.role in ("user", "assistant", "custom") else ""
             out.append(f'<div class="text">{escape(p.text)}</div>' if cls else f"<pre>{escape(p.text)}</pre>")
         elif isinstance(p, Thinking):
-            out.append(f"<details><summary>Thinking</summary><div class=\"text\">{escape(p.text)}</div></details>")
+            out.append(
+                f'<details><summary>Thinking</summary><div class="text">{escape(p.text)}</div></details>'
+            )
         elif isinstance(p, Image):
             out.append(_image(p))
         elif isinstance(p, ToolCall):

@@ -53,7 +53,16 @@ def render_jsonl(
         lid = ids.new_entry_id(taken)
         taken.add(lid)
         out.append(
-            dumps_line({"type": "label", "id": lid, "parentId": parent, "timestamp": now, "targetId": target, "label": label})
+            dumps_line(
+                {
+                    "type": "label",
+                    "id": lid,
+                    "parentId": parent,
+                    "timestamp": now,
+                    "targetId": target,
+                    "label": label,
+                }
+            )
         )
         parent = lid
     return "\n".join(line.decode("utf-8") for line in out) + "\n"

@@ -37,7 +37,12 @@ def _details(summary: str, body: str) -> str:
 def _call(call: ToolCall) -> str:
     body = ["**Arguments**", "", _fence(call.arguments, "json")]
     if call.result is not None:
-        body += ["", "**Result" + (" (error)**" if call.result.is_error else "**"), "", _fence(call.result.text or "(empty)")]
+        body += [
+            "",
+            "**Result" + (" (error)**" if call.result.is_error else "**"),
+            "",
+            _fence(call.result.text or "(empty)"),
+        ]
         body += [_image(i) for i in call.result.images]
     else:
         body += ["", "*(no result on this path)*"]
@@ -66,7 +71,9 @@ def _message(m: Message) -> str:
     return "\n".join(out)
 
 
-def render_markdown(items: Sequence[Item], title: str, meta: Sequence[tuple[str, str]], footer: str = "") -> str:
+def render_markdown(
+    items: Sequence[Item], title: str, meta: Sequence[tuple[str, str]], footer: str = ""
+) -> str:
     """The whole document."""
     out = [f"# {title}", ""]
     out += [f"- **{k}:** {v}" for k, v in meta]
@@ -78,7 +85,9 @@ def render_markdown(items: Sequence[Item], title: str, meta: Sequence[tuple[str,
             out.append(f"*{item.text}*")
         elif isinstance(item, Folded):
             lab = f" 🏷 `{item.label}`" if item.label else ""
-            out.append(f"> **{item.title}**{lab} <sub>`{item.entry_id}`</sub>\n\n" + _details(item.title, item.text))
+            out.append(
+                f"> **{item.title}**{lab} <sub>`{item.entry_id}`</sub>\n\n" + _details(item.title, item.text)
+            )
         elif isinstance(item, Branch):
             out.append(f"---\n\n### ↳ {item.title}")
     if footer:

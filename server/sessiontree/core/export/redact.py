@@ -54,14 +54,24 @@ def _p(name: str, regex: str, group: int = 0, flags: int = 0) -> Pattern:
 _KEY_CHARS = r"[A-Za-z0-9_\-]"
 
 BUILTIN_PATTERNS: tuple[Pattern, ...] = (
-    _p("pem-private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\Z)"),
+    _p(
+        "pem-private-key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\Z)",
+    ),
     _p("anthropic-key", rf"\bsk-ant-(?:api|admin|oat)?\d*-?{_KEY_CHARS}{{20,}}"),
     # OpenAI's keys mix cases and digits; the lookaheads keep `sk-learn-compatible-...` out.
-    _p("openai-key", rf"\bsk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Z]){_KEY_CHARS}{{20,}}"),
+    _p(
+        "openai-key",
+        rf"\bsk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Z]){_KEY_CHARS}{{20,}}",
+    ),
     _p("github-token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b"),
     _p("github-pat", r"\bgithub_pat_[A-Za-z0-9_]{22,}\b"),
     _p("aws-access-key-id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    _p("aws-secret-access-key", r"(?i)\baws_secret_access_key\b[\"']?\s*[=:]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", 1),
+    _p(
+        "aws-secret-access-key",
+        r"(?i)\baws_secret_access_key\b[\"']?\s*[=:]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+        1,
+    ),
     _p("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
     _p("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"),
     _p("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b"),
@@ -82,7 +92,16 @@ BUILTIN_PATTERNS: tuple[Pattern, ...] = (
 # Opaque fields that hold no readable text (ids, signatures a provider replays, image bytes):
 # a base64 blob must not be cut by a pattern that happens to match inside it.
 _OPAQUE_KEYS = frozenset(
-    {"id", "parentId", "toolCallId", "targetId", "thinkingSignature", "textSignature", "signature", "encrypted_content"}
+    {
+        "id",
+        "parentId",
+        "toolCallId",
+        "targetId",
+        "thinkingSignature",
+        "textSignature",
+        "signature",
+        "encrypted_content",
+    }
 )
 
 

@@ -44,7 +44,9 @@ def _y(row: int) -> float:
 
 
 def _run_text(n: GraphNode) -> str:
-    parts = [f"{count} {_KIND_NAMES.get(k, k)}" for k, count in sorted(n.kinds.items(), key=lambda kv: -kv[1])]
+    parts = [
+        f"{count} {_KIND_NAMES.get(k, k)}" for k, count in sorted(n.kinds.items(), key=lambda kv: -kv[1])
+    ]
     return f"⋯ {n.count} entries ({', '.join(parts[:4])})"
 
 
@@ -200,7 +202,11 @@ def summary_line(graph: Graph) -> str:
 
 def graph_data_json(graph: Graph) -> str:
     """The node data the page's script reads (safe inside a ``<script>`` element)."""
-    data = {"nodes": [{k: v for k, v in n.to_dict().items() if k != "text"} | {"text": n.text} for n in graph.nodes]}
+    data = {
+        "nodes": [
+            {k: v for k, v in n.to_dict().items() if k != "text"} | {"text": n.text} for n in graph.nodes
+        ]
+    }
     return json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
 
 
@@ -222,7 +228,7 @@ def render_html(graph: Graph, *, nonce: str | None = None, csp_source: str | Non
     title = graph.title or "session graph"
     legend = (
         '<span class="k-user">● user</span><span class="k-assistant">● assistant</span>'
-        '<span>◆ compaction</span><span>■ branch summary</span><span>▮ folded run</span>'
+        "<span>◆ compaction</span><span>■ branch summary</span><span>▮ folded run</span>"
         "<span>[label]</span><span>◎ leaf</span>"
     )
     return (
