@@ -4,6 +4,8 @@ import { DaemonClient } from './client';
 import { Command, ContextKey, FILTER_MODES, type FilterMode, Scheme, Setting, View } from './constants';
 import { registerCommands } from './commands';
 import { SessionDocuments } from './documents';
+import { GraphPanel } from './graphPanel';
+import { DiffDocuments, registerPictures } from './pictures';
 import { CurrentSession } from './session';
 import { SessionTreeProvider, type TreeElement } from './views/sessionTree';
 import { SessionsProvider } from './views/sessions';
@@ -16,6 +18,7 @@ export interface SessionTreeApi {
   sessions: SessionsProvider;
   treeView: vscode.TreeView<TreeElement>;
   sessionsView: vscode.TreeView<unknown>;
+  graph: GraphPanel;
 }
 
 let daemonRef: DaemonClient | undefined;
@@ -36,6 +39,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
   const treeView = vscode.window.createTreeView(View.tree, { treeDataProvider: tree, showCollapseAll: true });
   const sessionsView = vscode.window.createTreeView(View.sessions, { treeDataProvider: sessions });
   const docs = new SessionDocuments(daemon);
+  const graph = new GraphPanel(daemon, current, (m) => daemon.output.error(m));
 
   const followLive = () => vscode.workspace.getConfiguration(Setting.section).get<boolean>(Setting.followLive, true);
   context.subscriptions.push(
@@ -103,6 +107,16 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
       sessions.refresh();
     }),
     vscode.commands.registerCommand(Command.serverShowLog, () => daemon.output.show()),
+    graph,
+    vscode.commands.registerCommand(Command.graphShow, async () => {
+      try {
+        return await graph.show();
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Session Tree: ${err instanceof Error ? err.message : String(err)}`);
+        return undefined;
+      }
+    }),
+    ...registerPictures({ daemon, current, treeView, diffDocs: new DiffDocuments(daemon) }),
   );
   void vscode.commands.executeCommand('setContext', ContextKey.showAll, false);
   void vscode.commands.executeCommand('setContext', ContextKey.hasSession, false);
@@ -111,7 +125,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
     () => sessions.refresh(),
     () => undefined,
   );
-  return { daemon, current, tree, sessions, treeView, sessionsView };
+  return { daemon, current, tree, sessions, treeView, sessionsView, graph };
 }
 
 export function deactivate(): Promise<void> | undefined {

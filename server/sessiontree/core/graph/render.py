@@ -121,7 +121,7 @@ _STYLE = """
 :root { color-scheme: light dark; }
 body { margin: 0; font: 12px/1.4 var(--vscode-editor-font-family, ui-monospace, Menlo, Consolas, monospace);
   background: var(--vscode-editor-background, #fff); color: var(--vscode-editor-foreground, #222); }
-header { position: sticky; top: 0; z-index: 2; padding: 6px 12px; display: flex; flex-wrap: wrap; gap: 16px; align-items: baseline;
+header { position: sticky; top: 0; left: 0; z-index: 2; padding: 6px 12px; display: flex; flex-wrap: wrap; gap: 16px; align-items: baseline;
   background: var(--vscode-editor-background, #fff); border-bottom: 1px solid var(--vscode-panel-border, #ddd); }
 header h1 { font-size: 13px; margin: 0; }
 header .legend span { margin-right: 10px; opacity: .8; }
@@ -177,7 +177,8 @@ _SCRIPT = """
   box.addEventListener("keydown", (ev) => { if (ev.key === "Enter") activate(nodeOf(ev.target)); });
   function showLeaf() {
     const leaf = box.querySelector("g.node.leaf") || box.querySelector("g.node.active:last-of-type");
-    if (leaf && leaf.scrollIntoView) leaf.scrollIntoView({ block: "center" });
+    // vertically only: the rows are as wide as the longest text, the lanes are on the left
+    if (leaf) window.scrollTo({ top: Math.max(0, leaf.getBoundingClientRect().top + window.scrollY - window.innerHeight / 2), left: 0 });
   }
   window.addEventListener("message", (ev) => {
     const msg = ev.data || {};
