@@ -15,6 +15,7 @@ from .effects import Command, FileChange, code_effects
 __all__ = ["Comparison", "Side", "compare_nodes", "render_side"]
 
 _RESULT_LINES = 12
+_BULK_ABOVE = 2000
 
 
 @dataclass
@@ -88,7 +89,11 @@ def compare_nodes(manager: Any, a: str, b: str) -> Comparison:
     cwd = manager.get_cwd()
 
     def side(node: str, path: list[str]) -> Side:
-        entries = [e for e in (manager.get_entry(i) for i in path[common:]) if e is not None]
+        if len(path) - common > _BULK_ABOVE:
+            # a long side: one sequential read of the path beats an entry-by-entry one
+            entries = list(manager.get_branch(node))[common:]
+        else:
+            entries = [e for e in (manager.get_entry(i) for i in path[common:]) if e is not None]
         files, commands = code_effects(entries, cwd)
         return Side(node, _line(manager.get_entry(node)), entries, files, commands)
 

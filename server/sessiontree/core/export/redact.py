@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 __all__ = [
     "BUILTIN_PATTERNS",
     "CONFIG_FILE",
@@ -45,10 +47,21 @@ class Pattern:
     regex: re.Pattern[str]
     group: int = 0
     builtin: bool = True
+    triggers: tuple[str, ...] = ()
+    """Literals one of which every match contains (lowercase when `lower`): a string without
+    any is skipped without running the regex (a substring test is ~50 times faster)."""
+    lower: bool = False
+
+    def may_match(self, text: str, lowered: str | None) -> bool:
+        """False when ``text`` cannot hold a match (``lowered``: ``text.lower()``, for `lower`)."""
+        if not self.triggers:
+            return True
+        hay = lowered if self.lower and lowered is not None else text
+        return any(t in hay for t in self.triggers)
 
 
-def _p(name: str, regex: str, group: int = 0, flags: int = 0) -> Pattern:
-    return Pattern(name, re.compile(regex, flags), group)
+def _p(name: str, regex: str, group: int = 0, *, triggers: tuple[str, ...], lower: bool = False) -> Pattern:
+    return Pattern(name, re.compile(regex), group, triggers=triggers, lower=lower)
 
 
 _KEY_CHARS = r"[A-Za-z0-9_\-]"
@@ -57,27 +70,35 @@ BUILTIN_PATTERNS: tuple[Pattern, ...] = (
     _p(
         "pem-private-key",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\Z)",
+        triggers=("PRIVATE KEY-----",),
     ),
-    _p("anthropic-key", rf"\bsk-ant-(?:api|admin|oat)?\d*-?{_KEY_CHARS}{{20,}}"),
+    _p("anthropic-key", rf"\bsk-ant-(?:api|admin|oat)?\d*-?{_KEY_CHARS}{{20,}}", triggers=("sk-ant-",)),
     # OpenAI's keys mix cases and digits; the lookaheads keep `sk-learn-compatible-...` out.
     _p(
         "openai-key",
         rf"\bsk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Z]){_KEY_CHARS}{{20,}}",
+        triggers=("sk-",),
     ),
-    _p("github-token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b"),
-    _p("github-pat", r"\bgithub_pat_[A-Za-z0-9_]{22,}\b"),
-    _p("aws-access-key-id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    _p(
+        "github-token",
+        r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b",
+        triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ),
+    _p("github-pat", r"\bgithub_pat_[A-Za-z0-9_]{22,}\b", triggers=("github_pat_",)),
+    _p("aws-access-key-id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", triggers=("AKIA", "ASIA")),
     _p(
         "aws-secret-access-key",
         r"(?i)\baws_secret_access_key\b[\"']?\s*[=:]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
         1,
+        triggers=("aws_secret_access_key",),
+        lower=True,
     ),
-    _p("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
-    _p("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"),
-    _p("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b"),
-    _p("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    _p("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@\"'<>]+:([^\s/@\"'<>]+)@", 1),
-    _p("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9\-._~+/]{20,}=*)", 1),
+    _p("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", triggers=("xox",)),
+    _p("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])", triggers=("AIza",)),
+    _p("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b", triggers=("_live_", "_test_")),
+    _p("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", triggers=("eyJ",)),
+    _p("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@\"'<>]+:([^\s/@\"'<>]+)@", 1, triggers=("://",)),
+    _p("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9\-._~+/]{20,}=*)", 1, triggers=("bearer",), lower=True),
     _p(
         "secret-assignment",
         r"(?i)\b(?:api[_\-]?key|secret[_\-]?key|access[_\-]?token|auth[_\-]?token|client[_\-]?secret|password|passwd)\b"
@@ -85,6 +106,8 @@ BUILTIN_PATTERNS: tuple[Pattern, ...] = (
         r"[\"']?\s*[=:]\s*[\"'](?!(?-i:[A-Z0-9_]+)[\"'])(?!(?:your|my[_\-]|xxx|example|changeme|placeholder))"
         r"([^\"'\s$<>{}*]{8,})[\"']",
         1,
+        triggers=("key", "secret", "password", "passwd", "access", "auth"),
+        lower=True,
     ),
 )
 """The built-in patterns, in the order they are applied."""
@@ -142,10 +165,38 @@ class Redactor:
     counts: dict[str, int] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        # Most entries hold no trigger of any pattern: one look at the entry's JSON (a few
+        # substring searches in C) settles them, instead of every pattern on every string.
+        # A pattern without triggers (a user's) sends every entry through.
+        if all(p.triggers for p in self.patterns):
+            self._exact = tuple({t.encode() for p in self.patterns if not p.lower for t in p.triggers})
+            self._folded = tuple({t.encode() for p in self.patterns if p.lower for t in p.triggers})
+            self._gated = True
+        else:
+            self._exact, self._folded, self._gated = (), (), False
+
+    def _may_hold_secrets(self, entry: Mapping[str, Any]) -> bool:
+        if not self._gated:
+            return True
+        try:
+            raw = orjson.dumps(entry)
+        except TypeError:
+            return True
+        if any(t in raw for t in self._exact):
+            return True
+        if self._folded:
+            low = raw.lower()
+            return any(t in low for t in self._folded)
+        return False
+
     def text(self, value: str, entry_id: str | None = None) -> str:
         """``value`` with every match replaced (counted, and listed in `findings`)."""
+        lowered: str | None = None
         for pat in self.patterns:
-            if pat.regex.search(value) is None:
+            if pat.lower and lowered is None:
+                lowered = value.lower()
+            if not pat.may_match(value, lowered) or pat.regex.search(value) is None:
                 continue
 
             def repl(m: re.Match[str], pat: Pattern = pat) -> str:
@@ -179,7 +230,9 @@ class Redactor:
         return value
 
     def entry(self, entry: Mapping[str, Any]) -> dict[str, Any]:
-        """A redacted copy of one entry."""
+        """A redacted copy of one entry (a shallow copy when it holds nothing to redact)."""
+        if not self._may_hold_secrets(entry):
+            return dict(entry)
         eid = entry.get("id")
         return self.value(dict(entry), eid if isinstance(eid, str) else None)  # type: ignore[no-any-return]
 

@@ -9,6 +9,8 @@ from ..errors import EntryNotFoundError
 
 __all__ = ["Selection", "select_path", "select_subtree"]
 
+_BULK_ABOVE = 2000
+
 
 @dataclass
 class Selection:
@@ -38,10 +40,10 @@ def select_path(manager: Any, leaf_id: Any = ...) -> Selection:
     leaf = manager.get_leaf_id() if leaf_id is ... else leaf_id
     if leaf is None:
         return Selection([], None)
-    ids = manager.index.path_to_root(leaf)
-    if not ids:
+    if not manager.index.path_to_root(leaf):
         raise EntryNotFoundError(leaf)
-    return Selection(_read(manager, ids), leaf)
+    # get_branch reads a long path sequentially, not entry by entry
+    return Selection(list(manager.get_branch(leaf)), leaf)
 
 
 def select_subtree(manager: Any, node_id: str) -> Selection:
@@ -59,4 +61,10 @@ def select_subtree(manager: Any, node_id: str) -> Selection:
         stack.extend(reversed(children.get(eid, [])))
     ids = path + below
     leaf = ids[-1]
-    return Selection(_read(manager, ids), leaf, node_id)
+    if len(ids) > _BULK_ABOVE:
+        # one sequential read of the file beats as many random reads as there are entries
+        by_id = {e.get("id"): e for e in manager.iter_entries()}
+        entries = [by_id[i] for i in ids if i in by_id]
+    else:
+        entries = _read(manager, ids)
+    return Selection(entries, leaf, node_id)
