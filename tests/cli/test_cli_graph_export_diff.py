@@ -114,3 +114,25 @@ def test_diff_lists_the_files_of_each_side(capsys: pytest.CaptureFixture[str], d
     )
     rc, out, _ = run(capsys, "diff", str(demo), FIXTURE_TIP, LEAF, "--json")
     assert json.loads(out)["ancestorId"] == "1a2c4443"
+
+
+@pytest.mark.parametrize("verb", ["graph", "export", "diff"])
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b"", "empty file: no session header"),
+        (b"hello\nworld\n", "not a session file: no line is a JSON object"),
+        (None, "o such file"),
+    ],
+)
+def test_unusable_files_one_error_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, verb: str, content: bytes | None, needle: str
+) -> None:
+    path = tmp_path / "x.jsonl"
+    if content is not None:
+        path.write_bytes(content)
+    extra = ["a", "b"] if verb == "diff" else []
+    rc, out, err = run(capsys, verb, str(path), *extra)
+    assert rc == 2 and out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"sessiontree {verb}: ") and needle in lines[0]
