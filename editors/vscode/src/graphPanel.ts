@@ -36,6 +36,10 @@ export class GraphPanel implements vscode.Disposable {
   private readonly subscriptions: vscode.Disposable[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   private drawing: Promise<void> = Promise.resolve();
+  /** How long the last redraw took: a big session is redrawn less often while it grows. */
+  private lastDrawMs = 0;
+  /** A change came while the panel was hidden: redraw when it is shown again. */
+  private stale = false;
   /** Redraws so far (for tests: a live append shows as one more). */
   redraws = 0;
   /** The last graph drawn. */
@@ -86,6 +90,11 @@ export class GraphPanel implements vscode.Disposable {
         this.panel = undefined;
         this.handle = undefined;
       });
+      this.panel.onDidChangeViewState((e) => {
+        if (e.webviewPanel.visible && this.stale) {
+          this.schedule();
+        }
+      });
       this.panel.webview.onDidReceiveMessage((msg: { type?: string; id?: string }) => {
         if (msg?.type === 'navigate' && typeof msg.id === 'string') {
           void vscode.commands.executeCommand(Command.treeNavigate, msg.id);
@@ -109,14 +118,20 @@ export class GraphPanel implements vscode.Disposable {
   }
 
   private schedule(): void {
+    if (this.panel && !this.panel.visible) {
+      this.stale = true;
+      return;
+    }
     if (this.timer) {
       clearTimeout(this.timer);
     }
-    // A burst of appended lines is one redraw.
+    // A burst of appended lines is one redraw; a graph that takes long to draw waits longer,
+    // so that following a growing 100,000-entry session does not keep the daemon busy.
+    const delay = Math.min(5000, Math.max(150, this.lastDrawMs * 2));
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.drawing = this.drawing.then(() => this.redraw()).catch((err) => this.log(`graph: ${String(err)}`));
-    }, 150);
+    }, delay);
   }
 
   private async redraw(): Promise<void> {
@@ -125,7 +140,10 @@ export class GraphPanel implements vscode.Disposable {
     if (!panel || !handle) {
       return;
     }
+    this.stale = false;
+    const t0 = Date.now();
     const reply = await this.daemon.request<GraphReply>(Method.graph, { session: handle });
+    this.lastDrawMs = Date.now() - t0;
     this.last = reply;
     this.redraws++;
     await panel.webview.postMessage({ type: 'update', svg: reply.svg, data: { nodes: reply.nodes }, summary: reply.summary, follow: true });
