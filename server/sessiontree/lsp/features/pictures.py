@@ -15,7 +15,7 @@ from sessiontree_protocol import types as t
 from sessiontree_protocol.converters import structure
 
 from sessiontree.core.compare import compare_nodes, render_side
-from sessiontree.core.export import FORMATS, export_session
+from sessiontree.core.export import FORMATS, ExportInput, read_export, render_export
 from sessiontree.core.export.redact import RedactionConfigError
 from sessiontree.core.graph import build_graph, render_html, render_svg
 from sessiontree.core.graph.render import summary_line
@@ -64,22 +64,22 @@ async def export(ls: SessionTreeServer, p: t.ExportParams) -> t.ExportResult:
             "give leafId or subtreeId, not both", {"field": "subtreeId", "reason": "both given"}
         )
 
-    def work() -> t.ExportResult:
+    def read() -> ExportInput:
         manager = session.manager
         leaf: Any = ... if isinstance(p.leaf_id, t._Absent) else p.leaf_id
         if leaf is not ...:
             mapping.require_entry(manager, leaf)
         if p.subtree_id is not None:
             mapping.require_entry(manager, p.subtree_id)
+        return read_export(manager, leaf_id=leaf, subtree_id=p.subtree_id)
+
+    def render(inp: ExportInput) -> t.ExportResult:
         try:
-            r = export_session(
-                manager, p.format, leaf_id=leaf, subtree_id=p.subtree_id, redact=p.redact, dry_run=p.dry_run
-            )
+            r = render_export(inp, p.format, redact=p.redact, dry_run=p.dry_run)
         except RedactionConfigError as exc:
             raise errors.InvalidParams(
                 f"redaction config: {exc}", {"field": "redact", "reason": str(exc)}
             ) from exc
-        sid = str(manager.get_session_id())
         return t.ExportResult(
             content=r.content,
             format=r.format,
@@ -88,10 +88,13 @@ async def export(ls: SessionTreeServer, p: t.ExportParams) -> t.ExportResult:
             redacted=r.redacted,
             redactions=[t.RedactionCount(pattern=k, count=v) for k, v in sorted(r.counts.items())],
             findings=[structure(f.to_dict(), t.RedactionFinding) for f in r.findings],
-            suggested_name=f"{sid}-{p.subtree_id or r.leaf_id or 'empty'}.{r.format}",
+            suggested_name=f"{inp.session_id}-{p.subtree_id or r.leaf_id or 'empty'}.{r.format}",
         )
 
-    return await ls.registry.call(session, work)
+    # Only the reading holds the session: redacting and rendering a 100,000-entry path takes
+    # seconds, and the tree view's requests must not wait for it.
+    inp = await ls.registry.call(session, read)
+    return await ls.registry.run(render, inp)
 
 
 async def diff(ls: SessionTreeServer, p: t.DiffParams) -> t.DiffResult:
