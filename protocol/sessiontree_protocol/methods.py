@@ -52,6 +52,9 @@ SESSION_APPEND: Final = "session/append"
 SESSION_HISTORY: Final = "session/history"
 SESSION_BACK: Final = "session/back"
 SESSION_DOCTOR: Final = "session/doctor"
+SESSION_GRAPH: Final = "session/graph"
+SESSION_EXPORT: Final = "session/export"
+SESSION_DIFF: Final = "session/diff"
 
 # Notifications (server to client)
 SESSION_DID_CHANGE: Final = "session/didChange"
@@ -92,6 +95,9 @@ REQUESTS: Final[tuple[str, ...]] = (
     SESSION_HISTORY,
     SESSION_BACK,
     SESSION_DOCTOR,
+    SESSION_GRAPH,
+    SESSION_EXPORT,
+    SESSION_DIFF,
 )
 
 NOTIFICATIONS: Final[tuple[str, ...]] = (
@@ -102,7 +108,9 @@ NOTIFICATIONS: Final[tuple[str, ...]] = (
     SESSION_DID_CHANGE_LIST,
 )
 
-ADDITIONS: Final[frozenset[str]] = frozenset({SESSION_HISTORY, SESSION_BACK, SESSION_DOCTOR})
+ADDITIONS: Final[frozenset[str]] = frozenset(
+    {SESSION_HISTORY, SESSION_BACK, SESSION_DOCTOR, SESSION_GRAPH, SESSION_EXPORT, SESSION_DIFF}
+)
 """Methods the project adds to PROTOCOL.md."""
 
 # Error codes (PROTOCOL.md "Errors").

@@ -20,6 +20,9 @@ COMMANDS: dict[str, str] = {
     "context": "context",
     "doctor": "doctor",
     "serve": "serve",
+    "graph": "graph",
+    "export": "export",
+    "diff": "diff",
 }
 
 

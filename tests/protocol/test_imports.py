@@ -217,6 +217,9 @@ CORE_ROOMS: dict[str, set[str]] = {
     "errors": set(),
     "ids": set(),
     "paths": set(),
+    "graph": {"view", "format"},
+    "export": {"format", "view", "errors", "ids"},
+    "compare": {"format", "view", "errors"},
 }
 
 

@@ -112,8 +112,10 @@ export class DaemonClient implements Daemon, vscode.Disposable {
       connectionOptions: { maxRestartCount: 4 },
     };
     const client = new LanguageClient('sessiontree', 'Session Tree', serverOptions, clientOptions);
-    for (const h of this.handlers) {
-      client.onNotification(h.method, h.handler);
+    // The language client keeps one handler per method (a second registration replaces the
+    // first): one dispatcher per method calls every subscriber.
+    for (const method of new Set([...this.handlers].map((h) => h.method))) {
+      client.onNotification(method, this.dispatcher(method));
     }
     this.client = client;
     let started = false;
@@ -188,13 +190,25 @@ export class DaemonClient implements Daemon, vscode.Disposable {
 
   onNotification(method: string, handler: (params: any) => void): vscode.Disposable {
     const entry = { method, handler };
+    const first = ![...this.handlers].some((h) => h.method === method);
     this.handlers.add(entry);
-    let inner: vscode.Disposable | undefined = this.client?.onNotification(method, handler);
+    if (first) {
+      this.client?.onNotification(method, this.dispatcher(method));
+    }
     return new vscode.Disposable(() => {
       this.handlers.delete(entry);
-      inner?.dispose();
-      inner = undefined;
     });
+  }
+
+  /** Calls every handler subscribed to `method`, in subscription order. */
+  private dispatcher(method: string): (params: unknown) => void {
+    return (params) => {
+      for (const h of [...this.handlers]) {
+        if (h.method === method) {
+          h.handler(params);
+        }
+      }
+    };
   }
 
   async dispose(): Promise<void> {

@@ -294,8 +294,8 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       // a menu passes the selected rows as the second argument: only a plain object is options
       const options = opts && typeof opts === 'object' && !Array.isArray(opts) ? (opts as NavigateOptions) : undefined;
       const s = requireSession();
-      const node = await nodeOf(arg);
-      const targetId = node.row.id;
+      // The session graph navigates by id: a node it draws may be hidden by the view's filter.
+      const targetId = typeof arg === 'string' ? arg : (await nodeOf(arg)).row.id;
       let summary: string | undefined = options?.text;
       if (summary === undefined && options?.summary !== 'none') {
         const prep = await daemon.request<PrepareNavigationResult>(Method.prepareNavigation, {

@@ -40,6 +40,9 @@ export const Method = {
   history: 'session/history',
   back: 'session/back',
   doctor: 'session/doctor',
+  graph: 'session/graph',
+  export: 'session/export',
+  diff: 'session/diff',
 } as const;
 
 /** Server-to-client notifications. */
@@ -90,6 +93,11 @@ export const Command = {
   treeCopyId: 'sessiontree.tree.copyId',
   serverRestart: 'sessiontree.server.restart',
   serverShowLog: 'sessiontree.server.showLog',
+  graphShow: 'sessiontree.graph.show',
+  treeExport: 'sessiontree.tree.export',
+  treeExportSubtree: 'sessiontree.tree.exportSubtree',
+  treeSelectForCompare: 'sessiontree.tree.selectForCompare',
+  treeCompareWithSelected: 'sessiontree.tree.compareWithSelected',
 } as const;
 
 /** View and container ids. */
@@ -119,13 +127,19 @@ export const ContextKey = {
   hasSearch: 'sessiontree.hasSearch',
   /** What an empty Session Tree view means: none, loading, empty, rows, failed. */
   treeState: 'sessiontree.treeState',
+  /** An entry was picked with "Select for Compare". */
+  hasCompareBase: 'sessiontree.hasCompareBase',
 } as const;
 
 /** URI schemes of the read-only virtual documents. */
 export const Scheme = {
   context: 'sessiontree-context',
   entry: 'sessiontree-entry',
+  diff: 'sessiontree-diff',
 } as const;
+
+/** The webview panel of the session graph. */
+export const GRAPH_VIEW_TYPE = 'sessiontree.graph';
 
 /**
  * The filter modes of `session/view`, in the order the tree selector cycles them: the list the

@@ -5,6 +5,8 @@ import { Command, ContextKey, FILTER_MODES, type FilterMode, Scheme, Setting, Vi
 import { registerCommands } from './commands';
 import { registerAgentCommands } from './agents';
 import { SessionDocuments } from './documents';
+import { GraphPanel } from './graphPanel';
+import { DiffDocuments, registerPictures } from './pictures';
 import { CurrentSession } from './session';
 import { SessionTreeProvider, type TreeElement } from './views/sessionTree';
 import { SessionsProvider } from './views/sessions';
@@ -17,6 +19,7 @@ export interface SessionTreeApi {
   sessions: SessionsProvider;
   treeView: vscode.TreeView<TreeElement>;
   sessionsView: vscode.TreeView<unknown>;
+  graph: GraphPanel;
 }
 
 let daemonRef: DaemonClient | undefined;
@@ -37,6 +40,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
   const treeView = vscode.window.createTreeView(View.tree, { treeDataProvider: tree, showCollapseAll: true });
   const sessionsView = vscode.window.createTreeView(View.sessions, { treeDataProvider: sessions });
   const docs = new SessionDocuments(daemon);
+  const graph = new GraphPanel(daemon, current, (m) => daemon.output.error(m));
 
   const followLive = () => vscode.workspace.getConfiguration(Setting.section).get<boolean>(Setting.followLive, true);
   context.subscriptions.push(
@@ -105,6 +109,16 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
     }),
     vscode.commands.registerCommand(Command.serverShowLog, () => daemon.output.show()),
     ...registerAgentCommands(current, sessions),
+    graph,
+    vscode.commands.registerCommand(Command.graphShow, async () => {
+      try {
+        return await graph.show();
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Session Tree: ${err instanceof Error ? err.message : String(err)}`);
+        return undefined;
+      }
+    }),
+    ...registerPictures({ daemon, current, treeView, diffDocs: new DiffDocuments(daemon) }),
   );
   void vscode.commands.executeCommand('setContext', ContextKey.showAll, false);
   void vscode.commands.executeCommand('setContext', ContextKey.hasSession, false);
@@ -113,7 +127,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
     () => sessions.refresh(),
     () => undefined,
   );
-  return { daemon, current, tree, sessions, treeView, sessionsView };
+  return { daemon, current, tree, sessions, treeView, sessionsView, graph };
 }
 
 export function deactivate(): Promise<void> | undefined {

@@ -85,6 +85,16 @@ export interface ChildrenParams {
   parentId?: string | null;
 }
 
+/** Addition: a shell command run by a call or by the user. */
+export interface CommandRun {
+  /** The command. */
+  command: string;
+  /** The entry holding it. */
+  entryId: string | null;
+  /** It ended with an error. */
+  failed: boolean;
+}
+
 /** Entry to append: a compaction (the summary of the history before `firstKeptEntryId`). */
 export interface CompactionEntry {
   /** The entry kind, `compaction`. */
@@ -267,6 +277,44 @@ export interface DidReloadParams {
   reason: string;
 }
 
+/** Addition: params of `session/diff`. */
+export interface DiffParams {
+  /** The session handle. */
+  session: string;
+  /** An entry id. */
+  a: string;
+  /** Another entry id. */
+  b: string;
+}
+
+/** Addition: result of `session/diff`. */
+export interface DiffResult {
+  /** The deepest common entry (null: different roots). */
+  ancestorId: string | null;
+  /** Its one-line text. */
+  ancestorText: string;
+  /** Side A. */
+  a: DiffSide;
+  /** Side B. */
+  b: DiffSide;
+}
+
+/** Addition: one side of `session/diff`. */
+export interface DiffSide {
+  /** The node. */
+  nodeId: string;
+  /** The node's one-line text. */
+  text: string;
+  /** Entries since the common ancestor, oldest first. */
+  entryIds: string[];
+  /** Files written or edited since the common ancestor. */
+  files: FileChange[];
+  /** Commands run since the common ancestor. */
+  commands: CommandRun[];
+  /** This side as a text document (for a diff editor). */
+  document: string;
+}
+
 /** Addition: params of `session/doctor` (give `path` or `session`). */
 export interface DoctorParams {
   /** A session file to check. */
@@ -297,6 +345,14 @@ export interface DoctorResult {
   repaired?: boolean;
   /** Where the original was copied before repairing. */
   quarantinedCopy?: string;
+}
+
+/** Addition: one replacement an edit call carries (a write: `newText` only). */
+export interface EditHunk {
+  /** The new text (a write: the content, capped at 4,000 characters). */
+  newText: string;
+  /** The text replaced. */
+  oldText?: string;
 }
 
 /** Params of `session/entries`. */
@@ -365,6 +421,72 @@ export interface EntrySummary {
   label?: string;
 }
 
+/** Addition: params of `session/export`. */
+export interface ExportParams {
+  /** The session handle. */
+  session: string;
+  /** `md`, `html` or `jsonl` (-32602 for another). */
+  format: string;
+  /** Export the path to this entry (absent: the current leaf). */
+  leafId?: string;
+  /** Export this entry's whole subtree and the path to it (instead of a path). */
+  subtreeId?: string;
+  /** Redact secrets (absent: yes for md and html, no for jsonl). */
+  redact?: boolean;
+  /** Only find what would be redacted: `content` is empty. */
+  dryRun?: boolean;
+}
+
+/** Addition: result of `session/export`. */
+export interface ExportResult {
+  /** The exported text (empty for a dry run). */
+  content: string;
+  /** The format. */
+  format: string;
+  /** Entries exported. */
+  entries: number;
+  /** The path's last entry. */
+  leafId: string | null;
+  /** Whether redaction ran. */
+  redacted: boolean;
+  /** Replacements per pattern. */
+  redactions: RedactionCount[];
+  /** Every secret found, in order. */
+  findings: RedactionFinding[];
+  /** A file name for the export (`<session id>-<leaf>.<format>`). */
+  suggestedName: string;
+}
+
+/** Addition: one tool call that wrote or edited a file. */
+export interface FileCall {
+  /** The path as the call gave it. */
+  path: string;
+  /** `write` or `edit`. */
+  kind: string;
+  /** The tool's name. */
+  tool: string;
+  /** The assistant entry holding the call. */
+  entryId: string | null;
+  /** The tool call id. */
+  callId: string | null;
+  /** The replacements. */
+  hunks: EditHunk[];
+  /** The call's result was an error. */
+  failed: boolean;
+  /** A patch text the call carries instead of hunks (oh-my-pi's `input`). */
+  patch?: string;
+}
+
+/** Addition: every call of one side on one file. */
+export interface FileChange {
+  /** The path (relative to the session's cwd when inside it). */
+  path: string;
+  /** `write`, `edit ×3`, `1 failed`, ... */
+  summary: string;
+  /** The calls, in order. */
+  calls: FileCall[];
+}
+
 /** Params of `session/forkFrom`. */
 export interface ForkFromParams {
   /** The session file to copy. */
@@ -381,6 +503,40 @@ export interface ForkResult {
   oldPath: string;
   /** The new file (the handle now addresses it). */
   newPath: string;
+}
+
+/** Addition: params of `session/graph`. */
+export interface GraphParams {
+  /** The session handle. */
+  session: string;
+  /** Fold runs of at least this many linear entries (0: never; absent: 2 above 400 entries, else never). */
+  collapse?: number;
+  /** Highlight the path to this entry (absent: the current leaf). */
+  leafId?: string;
+  /** A nonce for the page's inline script and style (a webview's CSP); absent: no html. */
+  nonce?: string;
+  /** The webview's own source, allowed by the page's CSP. */
+  cspSource?: string;
+}
+
+/** Addition: result of `session/graph`. */
+export interface GraphResult {
+  /** The graph as one SVG element (nodes carry `data-id` and `data-i`). */
+  svg: string;
+  /** The drawn nodes in row order: id, kind (entry|run), type, row, lane, parent (index), text, count, and when set role, label, firstId, kinds, active, leaf, tip, branchPoint. */
+  nodes: Record<string, unknown>[];
+  /** Entries in the session. */
+  entries: number;
+  /** Lanes drawn. */
+  lanes: number;
+  /** Whether linear runs were folded. */
+  collapsed: boolean;
+  /** The highlighted leaf. */
+  leafId: string | null;
+  /** A one-line count (entries, nodes, lanes). */
+  summary: string;
+  /** The whole page (when `nonce` was given). */
+  html?: string;
 }
 
 /** Addition: one recorded leaf jump (navigation history). */
@@ -603,6 +759,24 @@ export interface Recovered {
   tornTail: boolean;
   /** Path of a copy of the original file kept aside, if one was made. */
   quarantinedCopy?: string;
+}
+
+/** Addition: replacements made by one pattern. */
+export interface RedactionCount {
+  /** The pattern's name (`openai-key`, `jwt`, a user pattern's name). */
+  pattern: string;
+  /** Replacements. */
+  count: number;
+}
+
+/** Addition: one secret found (masked: at most its first four characters and its length). */
+export interface RedactionFinding {
+  /** The pattern's name. */
+  pattern: string;
+  /** The entry it is in. */
+  entryId: string | null;
+  /** The masked secret. */
+  preview: string;
 }
 
 /** One line of the rendered tree (see tree-view-rules.md). */
@@ -829,6 +1003,9 @@ export interface Requests {
   'session/history': { params: SessionParams; result: HistoryResult };
   'session/back': { params: SessionParams; result: NavigateResult };
   'session/doctor': { params: DoctorParams; result: DoctorResult };
+  'session/graph': { params: GraphParams; result: GraphResult };
+  'session/export': { params: ExportParams; result: ExportResult };
+  'session/diff': { params: DiffParams; result: DiffResult };
 }
 
 /** Params of every notification the daemon sends, by method name. */

@@ -204,6 +204,13 @@ def render_markdown() -> str:
         t.LabelInfo,
         t.HistoryEntry,
         t.DoctorProblem,
+        t.RedactionCount,
+        t.RedactionFinding,
+        t.DiffSide,
+        t.FileChange,
+        t.FileCall,
+        t.EditHunk,
+        t.CommandRun,
     ):
         if extra not in classes:
             classes.append(extra)

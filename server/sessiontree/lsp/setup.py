@@ -9,6 +9,7 @@ from sessiontree.lsp.features import (
     labels,
     lifecycle,
     navigation,
+    pictures,
     sessions,
     tree,
     warm,
@@ -16,7 +17,7 @@ from sessiontree.lsp.features import (
 )
 from sessiontree.lsp.server import SessionTreeServer
 
-FEATURES = (lifecycle, sessions, tree, navigation, labels, context, append, doctor, watch, warm)
+FEATURES = (lifecycle, sessions, tree, navigation, labels, context, append, doctor, watch, warm, pictures)
 """The feature modules, in registration order."""
 
 

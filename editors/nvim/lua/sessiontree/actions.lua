@@ -50,6 +50,10 @@ M.descriptions = {
   close = "Close the sidebar",
   help = "Show the keymaps",
   copy_resume = "Copy the command that resumes this session in its agent (Claude Code, Codex)",
+  -- no default key (map one in `keymaps`, e.g. E = "export"); :SessionTree export/mark/diff
+  export = "Export the path to this entry (md, html or jsonl; redacted)",
+  compare_mark = "Mark this entry for a comparison",
+  compare = "Compare the marked entry with this one (a diff tab)",
 }
 
 --- Move the leaf to the entry under the cursor (the /tree flow: `session/navigate`).
@@ -425,6 +429,40 @@ function M.help(state)
   end
   state.help_buf, state.help_win =
     show_scratch("sessiontree-help", lines, "sessiontreehelp", "fit", "sessiontree keymaps (q closes)")
+end
+
+--- Export the path to the entry under the cursor: the format is asked with vim.ui.select.
+function M.export(state)
+  local choices = {
+    { label = "Markdown (redacted)", format = "md" },
+    { label = "HTML (redacted)", format = "html" },
+    { label = "Session file (JSONL, exact)", format = "jsonl" },
+    { label = "Session file (JSONL, redacted)", format = "jsonl", redact = true },
+    { label = "List what would be redacted", format = "md", dry_run = true },
+  }
+  vim.ui.select(choices, {
+    prompt = "Export",
+    format_item = function(c)
+      return c.label
+    end,
+  }, function(choice)
+    if choice then
+      require("sessiontree.pictures").export({
+        state = state,
+        format = choice.format,
+        redact = choice.redact,
+        dry_run = choice.dry_run,
+      })
+    end
+  end)
+end
+
+function M.compare_mark(state)
+  require("sessiontree.pictures").mark({ state = state })
+end
+
+function M.compare(state)
+  require("sessiontree.pictures").diff({ state = state })
 end
 
 --- Set the buffer-local keymaps of a sidebar buffer from the `keymaps` option.

@@ -33,6 +33,9 @@ M.methods = {
   history = "session/history",
   back = "session/back",
   doctor = "session/doctor",
+  graph = "session/graph",
+  export = "session/export",
+  diff = "session/diff",
 }
 
 M.notifications = {

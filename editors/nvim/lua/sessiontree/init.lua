@@ -7,6 +7,8 @@
 ---   sessions(opts)         pick a session of the cwd (opts.all: of every project)
 ---   context(opts)          what the model sees from the entry under the cursor
 ---   doctor()               check the shown session's file for damage
+---   export(opts)           save the path to the cursor's entry (md|html|jsonl, redacted)
+---   mark(), diff(opts)     compare two entries in a diff tab (sessiontree.pictures)
 ---   close(), refresh()
 
 local config = require("sessiontree.config")
@@ -257,7 +259,45 @@ M.subcommands = {
   refresh = function()
     M.refresh()
   end,
+  -- :SessionTree export [md|html|jsonl] [FILE] [subtree|dry-run|no-redact|redact]...
+  export = function(args)
+    local opts = { format = "md" }
+    for _, a in ipairs(args) do
+      if vim.tbl_contains(require("sessiontree.pictures").formats, a) then
+        opts.format = a
+      elseif a == "subtree" then
+        opts.subtree = true
+      elseif a == "dry-run" then
+        opts.dry_run = true
+      elseif a == "no-redact" then
+        opts.redact = false
+      elseif a == "redact" then
+        opts.redact = true
+      else
+        opts.file = a
+      end
+    end
+    M.export(opts)
+  end,
+  mark = function()
+    M.mark()
+  end,
+  -- :SessionTree diff [A [B]]
+  diff = function(args)
+    M.diff({ a = args[1], b = args[2] })
+  end,
 }
+
+--- See sessiontree.pictures.
+function M.export(opts)
+  return require("sessiontree.pictures").export(opts)
+end
+function M.mark(opts)
+  return require("sessiontree.pictures").mark(opts)
+end
+function M.diff(opts)
+  return require("sessiontree.pictures").diff(opts)
+end
 
 --- The :SessionTree command.
 function M.command(info)
@@ -289,6 +329,10 @@ function M.complete(arglead, cmdline)
   end
   if words[2] == "open" then
     return vim.fn.getcompletion(arglead, "file")
+  elseif words[2] == "export" then
+    return vim.tbl_filter(function(n)
+      return n:find(arglead, 1, true) == 1
+    end, { "md", "html", "jsonl", "subtree", "dry-run", "no-redact", "redact" })
   elseif words[2] == "sessions" then
     return vim.tbl_filter(function(n)
       return n:find(arglead, 1, true) == 1

@@ -190,6 +190,31 @@ async function main() {
     const toasts = async () =>
       (await page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts()).map((t) => t.trim());
     const watches = new Map();
+    /** The webview frame showing the session graph (with `text` and the leaf `leafId`, once drawn). */
+    const graphFrame = async (text, leafId) => {
+      const deadline = Date.now() + 20000;
+      for (;;) {
+        for (const f of page.frames()) {
+          try {
+            const ok = await f.evaluate(
+              ([t, l]) => {
+                const svg = document.querySelector('svg.sessiontree-graph');
+                if (!svg) return false;
+                if (t && !svg.textContent.includes(t)) return false;
+                const leaf = document.querySelector('g.node.leaf');
+                return !l || (leaf && leaf.dataset.id === l);
+              },
+              [text || '', leafId || ''],
+            );
+            if (ok) return f;
+          } catch {
+            // a frame that went away or is not ours
+          }
+        }
+        if (Date.now() > deadline) throw new Error(`no graph webview${text ? ` showing "${text}"` : ''}`);
+        await page.waitForTimeout(200);
+      }
+    };
     const handle = async (kind, data) => {
       if (kind === 'TYPE') {
         const input = page.locator('.quick-input-widget input.input').first();
@@ -249,6 +274,31 @@ async function main() {
           return [...w.seen];
         });
         ack(data.token, { seen: seen.map((t) => t.replace(/\s+/g, ' ').trim().slice(0, 200)) });
+      } else if (kind === 'GRAPH' || kind === 'GRAPHCLICK') {
+        // the session graph's webview: a frame of the page that holds the daemon's SVG
+        const frame = await graphFrame(data.waitText, data.leafId);
+        if (kind === 'GRAPHCLICK') {
+          await frame.locator(`g.node[data-id="${data.id}"]`).click();
+          ack(data.token);
+        } else {
+          const seen = await frame.evaluate(() => {
+            const svg = document.querySelector('svg.sessiontree-graph');
+            const leaf = document.querySelector('g.node.leaf');
+            return { nodes: svg.querySelectorAll('g.node').length, lanes: Number(svg.dataset.lanes), leafId: leaf ? leaf.dataset.id : null };
+          });
+          if (data.screenshot) {
+            await page.waitForTimeout(300);
+            await page.screenshot({ path: path.join(artifacts, `${data.screenshot}.png`) });
+          }
+          ack(data.token, seen);
+        }
+      } else if (kind === 'PAGESHOT') {
+        if (data.waitText) {
+          await page.getByText(data.waitText, { exact: false }).first().waitFor({ state: 'visible', timeout: 15000 }).catch(() => undefined);
+        }
+        await page.waitForTimeout(500);
+        await page.screenshot({ path: path.join(artifacts, `${data.name}.png`) });
+        ack(data.token);
       } else if (kind === 'SCREENSHOT') {
         const bar = await widen();
         await page.waitForTimeout(700);

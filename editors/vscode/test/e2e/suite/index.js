@@ -9,6 +9,7 @@ function run() {
   const grep = process.env.SESSIONTREE_E2E_GREP;
   const mocha = new Mocha({ ui: 'bdd', timeout: 30000, color: false, reporter: 'spec', ...(grep ? { grep } : {}) });
   mocha.addFile(path.join(__dirname, 'extension.test.js'));
+  mocha.addFile(path.join(__dirname, 'graph.test.js'));
   return new Promise((resolve) => {
     const failures = [];
     const runner = mocha.run(() => {

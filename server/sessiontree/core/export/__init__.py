@@ -1,0 +1,166 @@
+"""Export of a branch or a subtree as Markdown, HTML or a session file, with redaction
+(docs/graph-export-compare.md).
+
+`export_session` is the one entry point the command line and the daemon call; it only
+reads the session.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ids import Clock, IdSource
+from .conversation import build_conversation
+from .html import render_html
+from .jsonl import render_jsonl
+from .markdown import render_markdown
+from .redact import Finding, Redactor, config_path, load_redactor
+from .select import Selection, select_path, select_subtree
+
+__all__ = [
+    "FORMATS",
+    "ExportInput",
+    "ExportResult",
+    "Finding",
+    "Redactor",
+    "config_path",
+    "export_session",
+    "load_redactor",
+    "read_export",
+    "redacts_by_default",
+    "render_export",
+]
+
+FORMATS = ("md", "html", "jsonl")
+
+
+def redacts_by_default(fmt: str) -> bool:
+    """Markdown and HTML leave the machine to be read: redacted unless asked not to. A session
+    file is for the agent, exact unless asked (``--redact``)."""
+    return fmt in ("md", "html")
+
+
+@dataclass
+class ExportResult:
+    """What an export made."""
+
+    content: str
+    """The exported text ("" for a dry run)."""
+    format: str
+    entries: int
+    """Entries exported."""
+    leaf_id: str | None
+    redacted: bool
+    counts: dict[str, int] = field(default_factory=dict)
+    """Replacements per pattern."""
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _title(manager: Any) -> str:
+    name = manager.get_session_name()
+    return name if isinstance(name, str) and name else f"Session {manager.get_session_id()}"
+
+
+@dataclass
+class ExportInput:
+    """What an export reads from the session (`read_export`), so that the redaction and
+    the rendering can run after the session is released (`render_export`)."""
+
+    selection: Selection
+    labels: dict[str, str]
+    source: str | None
+    cwd: str
+    session_id: str
+    title: str
+    subtree_id: str | None = None
+
+
+def read_export(manager: Any, *, leaf_id: Any = ..., subtree_id: str | None = None) -> ExportInput:
+    """Read the path to ``leaf_id`` (default: the leaf) or the subtree of ``subtree_id``."""
+    sel = select_subtree(manager, subtree_id) if subtree_id is not None else select_path(manager, leaf_id)
+    return ExportInput(
+        selection=sel,
+        labels=dict(manager.index.labels),
+        source=manager.get_session_file(),
+        cwd=manager.get_cwd(),
+        session_id=str(manager.get_session_id()),
+        title=_title(manager),
+        subtree_id=subtree_id,
+    )
+
+
+def render_export(
+    inp: ExportInput,
+    fmt: str,
+    *,
+    redact: bool | None = None,
+    dry_run: bool = False,
+    redactor: Redactor | None = None,
+    clock: Clock | None = None,
+    ids: IdSource | None = None,
+) -> ExportResult:
+    """Redact and render what `read_export` read (touches no session)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(FORMATS)})")
+    sel = inp.selection
+    do_redact = redacts_by_default(fmt) if redact is None else redact
+    if dry_run:
+        do_redact = True
+    red = (redactor or load_redactor()) if do_redact else None
+    entries = red.entries(sel.entries) if red is not None else sel.entries
+    labels = inp.labels
+    if red is not None:
+        labels = {k: red.text(v, k) for k, v in labels.items()}
+    counts = dict(red.counts) if red is not None else {}
+    findings = list(red.findings) if red is not None else []
+    if dry_run:
+        return ExportResult("", fmt, len(entries), sel.leaf_id, True, counts, findings)
+    source = inp.source
+    if fmt == "jsonl":
+        content = render_jsonl(
+            entries, cwd=inp.cwd, parent_session=source, labels=labels, clock=clock, ids=ids
+        )
+    else:
+        items = build_conversation(entries, labels)
+        what = f"subtree of {inp.subtree_id}" if inp.subtree_id is not None else f"path to {sel.leaf_id}"
+        meta = [
+            ("session", inp.session_id),
+            ("source", os.path.basename(source) if source else "(in memory)"),
+            ("exported", f"{what} ({len(entries)} entries)"),
+        ]
+        total = sum(counts.values())
+        if red is None:
+            footer = "Not redacted."
+        elif total:
+            footer = f"Redacted {total}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + "."
+        else:
+            footer = "Redaction found nothing to replace."
+        render = render_markdown if fmt == "md" else render_html
+        content = render(items, inp.title, meta, footer)
+    return ExportResult(content, fmt, len(entries), sel.leaf_id, red is not None, counts, findings)
+
+
+def export_session(
+    manager: Any,
+    fmt: str,
+    *,
+    leaf_id: Any = ...,
+    subtree_id: str | None = None,
+    redact: bool | None = None,
+    dry_run: bool = False,
+    redactor: Redactor | None = None,
+    clock: Clock | None = None,
+    ids: IdSource | None = None,
+) -> ExportResult:
+    """Export the path to ``leaf_id`` (default: the leaf) or the subtree of ``subtree_id``.
+
+    ``redact``: None means the format's default (`redacts_by_default`). ``dry_run``: find
+    what would be redacted and export nothing. ``redactor`` defaults to the built-in
+    patterns plus the user's config (`load_redactor`).
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(FORMATS)})")
+    inp = read_export(manager, leaf_id=leaf_id, subtree_id=subtree_id)
+    return render_export(inp, fmt, redact=redact, dry_run=dry_run, redactor=redactor, clock=clock, ids=ids)

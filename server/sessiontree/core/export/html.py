@@ -1,0 +1,98 @@
+"""A conversation as one self-contained HTML page: no network, inline styles, tool calls and
+results folded in ``<details>``, inline images embedded as data URLs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+from .conversation import Branch, Folded, Image, Item, Message, Note, Text, Thinking, ToolCall
+
+__all__ = ["render_html"]
+
+_STYLE = """
+body { max-width: 60em; margin: 2em auto; padding: 0 1em; font: 15px/1.5 system-ui, sans-serif; color: #222; background: #fff; }
+@media (prefers-color-scheme: dark) { body { color: #ddd; background: #1e1e1e; } .msg { border-color: #444; } pre { background: #2a2a2a; } }
+h1 { font-size: 1.4em; } .meta { color: #777; font-size: .85em; }
+.msg { border-left: 4px solid #ccc; padding: .2em 1em; margin: 1.2em 0; }
+.msg.user { border-color: #2e7d32; } .msg.assistant { border-color: #7b1fa2; } .msg.toolResult, .msg.bashExecution { border-color: #999; }
+.msg h2 { font-size: 1em; margin: .4em 0; } .label { background: #f9e79f; color: #333; border-radius: 3px; padding: 0 .4em; font-size: .85em; }
+pre { white-space: pre-wrap; word-break: break-word; background: #f5f5f5; padding: .5em; border-radius: 4px; font-size: 13px; }
+.text { white-space: pre-wrap; } details { margin: .4em 0; } summary { cursor: pointer; font-family: ui-monospace, monospace; font-size: 13px; }
+.note { color: #777; font-style: italic; } .folded { border-left: 4px solid #ef6c00; padding: .2em 1em; }
+.branch { border-top: 2px dashed #999; margin-top: 2em; padding-top: .5em; font-weight: bold; }
+img { max-width: 100%; } .error { color: #c62828; }
+"""
+
+
+def _image(img: Image) -> str:
+    if img.data is not None and img.mime.startswith("image/"):
+        return f'<img alt="image" src="data:{escape(img.mime)};base64,{escape(img.data)}">'
+    return f'<p class="note">[image: {escape(img.mime)}{", " + escape(img.ref) if img.ref else ""}]</p>'
+
+
+def _call(call: ToolCall) -> str:
+    err = call.result is not None and call.result.is_error
+    body = f"<div>Arguments</div><pre>{escape(call.arguments)}</pre>"
+    if call.result is not None:
+        body += f'<div class="{"error" if err else ""}">Result{" (error)" if err else ""}</div>'
+        body += f"<pre>{escape(call.result.text or '(empty)')}</pre>" + "".join(
+            _image(i) for i in call.result.images
+        )
+    else:
+        body += '<p class="note">(no result on this path)</p>'
+    return f"<details><summary>🔧 {'✗ ' if err else ''}{escape(call.summary)}</summary>{body}</details>"
+
+
+def _message(m: Message) -> str:
+    lab = f' <span class="label">{escape(m.label)}</span>' if m.label else ""
+    meta = " · ".join(x for x in (m.timestamp, m.entry_id) if x)
+    out = [
+        f'<section class="msg {escape(m.role)}" id="e-{escape(m.entry_id or "")}">',
+        f"<h2>{escape(m.title)}{lab}</h2>",
+    ]
+    if meta:
+        out.append(f'<div class="meta">{escape(meta)}</div>')
+    for p in m.parts:
+        if isinstance(p, Text):
+            cls = "text" if m.role in ("user", "assistant", "custom") else ""
+            out.append(f'<div class="text">{escape(p.text)}</div>' if cls else f"<pre>{escape(p.text)}</pre>")
+        elif isinstance(p, Thinking):
+            out.append(
+                f'<details><summary>Thinking</summary><div class="text">{escape(p.text)}</div></details>'
+            )
+        elif isinstance(p, Image):
+            out.append(_image(p))
+        elif isinstance(p, ToolCall):
+            out.append(_call(p))
+    out.append("</section>")
+    return "".join(out)
+
+
+def render_html(items: Sequence[Item], title: str, meta: Sequence[tuple[str, str]], footer: str = "") -> str:
+    """The whole page."""
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">",
+        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+        '<ul class="meta">' + "".join(f"<li><b>{escape(k)}:</b> {escape(v)}</li>" for k, v in meta) + "</ul>",
+    ]
+    for item in items:
+        if isinstance(item, Message):
+            out.append(_message(item))
+        elif isinstance(item, Note):
+            out.append(f'<p class="note">{escape(item.text)}</p>')
+        elif isinstance(item, Folded):
+            lab = f' <span class="label">{escape(item.label)}</span>' if item.label else ""
+            out.append(
+                f'<div class="folded" id="e-{escape(item.entry_id or "")}"><details><summary>{escape(item.title)}</summary>'
+                f'<div class="text">{escape(item.text)}</div></details>{lab}</div>'
+            )
+        elif isinstance(item, Branch):
+            out.append(f'<div class="branch">↳ {escape(item.title)}</div>')
+    if footer:
+        out.append(f'<hr><p class="meta">{escape(footer)}</p>')
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"

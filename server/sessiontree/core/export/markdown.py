@@ -1,0 +1,95 @@
+"""A conversation as Markdown: a heading per message, tool calls and results folded in
+``<details>`` (GitHub and most viewers render them), images referenced by type and size."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .conversation import Branch, Folded, Image, Item, Message, Note, Text, Thinking, ToolCall
+
+__all__ = ["render_markdown"]
+
+
+def _fence(text: str, lang: str = "") -> str:
+    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
+    bar = "`" * (longest + 1)
+    return f"{bar}{lang}\n{text.rstrip()}\n{bar}"
+
+
+def _summary_text(s: str) -> str:
+    # A <summary> holds one line of inline text; angle brackets would open tags.
+    one = " ".join(s.split())
+    one = one if len(one) <= 160 else one[:159] + "…"
+    return one.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _image(img: Image) -> str:
+    if img.data is not None:
+        return f"*[image: {img.mime}, {img.size // 1024} KB, not embedded]*"
+    return f"*[image: {img.mime}{', ' + img.ref if img.ref else ''}]*"
+
+
+def _details(summary: str, body: str) -> str:
+    return f"<details>\n<summary>{_summary_text(summary)}</summary>\n\n{body.rstrip()}\n\n</details>"
+
+
+def _call(call: ToolCall) -> str:
+    body = ["**Arguments**", "", _fence(call.arguments, "json")]
+    if call.result is not None:
+        body += [
+            "",
+            "**Result" + (" (error)**" if call.result.is_error else "**"),
+            "",
+            _fence(call.result.text or "(empty)"),
+        ]
+        body += [_image(i) for i in call.result.images]
+    else:
+        body += ["", "*(no result on this path)*"]
+    mark = "✗ " if call.result is not None and call.result.is_error else ""
+    return _details(f"🔧 {mark}{call.summary}", "\n".join(body))
+
+
+def _message(m: Message) -> str:
+    head = f"## {m.title}"
+    if m.label:
+        head += f" 🏷 `{m.label}`"
+    out = [head]
+    meta = " · ".join(x for x in (m.timestamp, f"`{m.entry_id}`" if m.entry_id else None) if x)
+    if meta:
+        out.append(f"<sub>{meta}</sub>")
+    for p in m.parts:
+        out.append("")
+        if isinstance(p, Text):
+            out.append(p.text.rstrip() if m.role in ("user", "assistant", "custom") else _fence(p.text))
+        elif isinstance(p, Thinking):
+            out.append(_details("Thinking", p.text))
+        elif isinstance(p, Image):
+            out.append(_image(p))
+        elif isinstance(p, ToolCall):
+            out.append(_call(p))
+    return "\n".join(out)
+
+
+def render_markdown(
+    items: Sequence[Item], title: str, meta: Sequence[tuple[str, str]], footer: str = ""
+) -> str:
+    """The whole document."""
+    out = [f"# {title}", ""]
+    out += [f"- **{k}:** {v}" for k, v in meta]
+    for item in items:
+        out.append("")
+        if isinstance(item, Message):
+            out.append(_message(item))
+        elif isinstance(item, Note):
+            out.append(f"*{item.text}*")
+        elif isinstance(item, Folded):
+            lab = f" 🏷 `{item.label}`" if item.label else ""
+            out.append(
+                f"> **{item.title}**{lab} <sub>`{item.entry_id}`</sub>\n\n" + _details(item.title, item.text)
+            )
+        elif isinstance(item, Branch):
+            out.append(f"---\n\n### ↳ {item.title}")
+    if footer:
+        out += ["", "---", "", footer]
+    return "\n".join(out).rstrip() + "\n"

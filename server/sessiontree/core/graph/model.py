@@ -1,0 +1,298 @@
+"""The graph of a session tree: which entries are drawn, in which row and lane.
+
+Rows follow the tree in preorder (the first child's subtree first, as `getTree()` orders
+children), so a branch reads top to bottom like `git log --graph`. A *chain* is a node and
+its first children; every chain gets one lane for the rows from its branch point to its
+last node, assigned greedily so that no two chains share a lane over the same rows.
+
+Entries that say nothing about the tree's shape (one parent with one child, no label, not a
+compaction or branch summary, not the leaf) are folded into *runs* when a session is large,
+so a 100,000-entry session draws as a few thousand nodes: a run node holds the count of its
+entries by kind and stands for its last entry (a click goes there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..view.display import display_text
+from ..view.tool_calls import calls_of
+
+__all__ = ["AUTO_COLLAPSE_ABOVE", "Graph", "GraphNode", "build_graph"]
+
+AUTO_COLLAPSE_ABOVE = 400
+"""Sessions with more entries than this fold linear runs by default; smaller ones show every entry."""
+
+_MARKED_TYPES = frozenset({"compaction", "branch_summary"})
+_TEXT_MAX = 120
+
+
+@dataclass
+class GraphNode:
+    """One drawn node: an entry, or a run of linear entries folded into one."""
+
+    id: str
+    """The entry id (for a run: its last entry, where a click navigates)."""
+    kind: str
+    """``"entry"`` or ``"run"``."""
+    type: str
+    """The entry type (``"run"`` for a run)."""
+    role: str | None
+    row: int
+    lane: int = 0
+    parent: int | None = None
+    """Index of the parent node in `Graph.nodes` (None for a root)."""
+    text: str = ""
+    label: str | None = None
+    count: int = 1
+    """Entries the node stands for (1 for an entry)."""
+    first_id: str | None = None
+    """A run's first entry."""
+    kinds: dict[str, int] = field(default_factory=dict)
+    """A run's entries by kind (``user``, ``assistant``, ``toolResult``, entry types)."""
+    active: bool = False
+    """On the path from the root to the current leaf."""
+    leaf: bool = False
+    """The current leaf (a run holding it is marked too)."""
+    tip: bool = False
+    """No children: the end of a branch."""
+    branch_point: bool = False
+    """More than one child."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (camelCase, as the page's script and the wire read it)."""
+        d: dict[str, Any] = {
+            "id": self.id,
+            "kind": self.kind,
+            "type": self.type,
+            "row": self.row,
+            "lane": self.lane,
+            "parent": self.parent,
+            "text": self.text,
+            "count": self.count,
+        }
+        if self.role is not None:
+            d["role"] = self.role
+        if self.label is not None:
+            d["label"] = self.label
+        if self.first_id is not None:
+            d["firstId"] = self.first_id
+        if self.kinds:
+            d["kinds"] = dict(self.kinds)
+        for flag in ("active", "leaf", "tip", "branch_point"):
+            if getattr(self, flag):
+                d["branchPoint" if flag == "branch_point" else flag] = True
+        return d
+
+
+@dataclass
+class Graph:
+    """The laid-out graph of one session."""
+
+    nodes: list[GraphNode]
+    lanes: int
+    entries: int
+    """Entries in the session (every one is in exactly one node)."""
+    leaf_id: str | None
+    collapsed: bool
+    title: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the whole graph."""
+        return {
+            "nodes": [n.to_dict() for n in self.nodes],
+            "lanes": self.lanes,
+            "entries": self.entries,
+            "leafId": self.leaf_id,
+            "collapsed": self.collapsed,
+            "title": self.title,
+        }
+
+
+def _kind_of(sk: Any) -> str:
+    if sk.type == "message" and isinstance(sk.role, str):
+        return str(sk.role)
+    return str(sk.type)
+
+
+class _Texts:
+    """Display texts of the drawn entries, read one entry at a time (only those drawn)."""
+
+    def __init__(self, manager: Any, home: str | None) -> None:
+        self._mgr = manager
+        self._home = home
+        self._calls: dict[str, Any] = {}
+
+    def _note_calls(self, entry: Mapping[str, Any] | None) -> None:
+        for call in calls_of(entry):
+            cid = call.get("id")
+            if isinstance(cid, str):
+                self._calls[cid] = {"name": call.get("name"), "arguments": call.get("arguments")}
+
+    def text(self, entry_id: str, parent_id: Any) -> str:
+        entry = self._mgr.get_entry(entry_id)
+        if entry is None:
+            return ""
+        msg = entry.get("message")
+        if isinstance(msg, Mapping) and msg.get("role") == "toolResult" and isinstance(parent_id, str):
+            self._note_calls(self._mgr.get_entry(parent_id))
+        try:
+            text = display_text(entry, self._calls, self._home)
+        except Exception:  # a damaged entry still gets a node
+            text = str(entry.get("type", ""))
+        return text if len(text) <= _TEXT_MAX else text[: _TEXT_MAX - 1] + "…"
+
+
+def build_graph(
+    manager: Any,
+    *,
+    collapse: int | None = None,
+    home: str | None = None,
+    leaf_id: Any = ...,
+) -> Graph:
+    """Lay out ``manager``'s tree.
+
+    ``collapse``: fold runs of at least this many linear entries into one node; ``0`` never
+    folds; ``None`` (the default) folds runs of 2 or more only in sessions of more than
+    `AUTO_COLLAPSE_ABOVE` entries. ``leaf_id`` overrides the highlighted leaf.
+    """
+    index = manager.index
+    roots, children = index.child_map()
+    leaf = manager.get_leaf_id() if leaf_id is ... else leaf_id
+    active = set(index.path_to_root(leaf)) if leaf is not None else set()
+    labels: Mapping[str, str] = index.labels
+    total = len(index)
+    if collapse is None:
+        collapse = 2 if total > AUTO_COLLAPSE_ABOVE else 0
+    texts = _Texts(manager, home)
+    empty: list[str] = []
+
+    # An entry whose parent has one child and which has one child, unmarked: foldable.
+    branch_starts: set[str] = set(roots)
+    for kids in children.values():
+        if len(kids) > 1:
+            branch_starts.update(kids)
+
+    def plain(eid: str) -> bool:
+        if eid in branch_starts or eid == leaf or eid in labels:
+            return False
+        if len(children.get(eid, empty)) != 1:
+            return False
+        sk = index.skeleton(eid)
+        return sk is not None and sk.type not in _MARKED_TYPES
+
+    nodes: list[GraphNode] = []
+
+    def emit_entry(eid: str, parent: int | None) -> int:
+        sk = index.skeleton(eid)
+        kids = children.get(eid, empty)
+        node = GraphNode(
+            id=eid,
+            kind="entry",
+            type=str(sk.type) if sk is not None else "",
+            role=sk.role if sk is not None and isinstance(sk.role, str) else None,
+            row=len(nodes),
+            parent=parent,
+            text=texts.text(eid, sk.parent_id if sk is not None else None),
+            label=labels.get(eid),
+            active=eid in active,
+            leaf=eid == leaf,
+            tip=not kids,
+            branch_point=len(kids) > 1,
+        )
+        nodes.append(node)
+        return len(nodes) - 1
+
+    def emit_run(run: list[str], parent: int | None) -> int:
+        kinds: dict[str, int] = {}
+        first_user = None
+        for eid in run:
+            sk = index.skeleton(eid)
+            if sk is None:
+                continue
+            k = _kind_of(sk)
+            kinds[k] = kinds.get(k, 0) + 1
+            if first_user is None and k == "user":
+                first_user = eid
+        shown = first_user or run[0]
+        sk0 = index.skeleton(shown)
+        node = GraphNode(
+            id=run[-1],
+            kind="run",
+            type="run",
+            role=None,
+            row=len(nodes),
+            parent=parent,
+            text=texts.text(shown, sk0.parent_id if sk0 is not None else None),
+            count=len(run),
+            first_id=run[0],
+            kinds=kinds,
+            active=run[-1] in active,
+        )
+        nodes.append(node)
+        return len(nodes) - 1
+
+    # Iterative preorder: a deep session must not hit the recursion limit.
+    stack: list[tuple[str, int | None]] = [(r, None) for r in reversed(roots)]
+    while stack:
+        eid, parent = stack.pop()
+        if collapse and plain(eid):
+            run = [eid]
+            nxt = children[eid][0]
+            while plain(nxt):
+                run.append(nxt)
+                nxt = children[nxt][0]
+            if len(run) >= collapse:
+                parent = emit_run(run, parent)
+            else:
+                for rid in run:
+                    parent = emit_entry(rid, parent)
+            stack.append((nxt, parent))
+            continue
+        me = emit_entry(eid, parent)
+        for kid in reversed(children.get(eid, empty)):
+            stack.append((kid, me))
+
+    lanes = _assign_lanes(nodes)
+    return Graph(
+        nodes=nodes,
+        lanes=lanes,
+        entries=total,
+        leaf_id=leaf,
+        collapsed=bool(collapse),
+    )
+
+
+def _assign_lanes(nodes: list[GraphNode]) -> int:
+    """Give every chain a lane free over its rows (from its branch point to its end)."""
+    first_child: dict[int, int] = {}
+    chain_of: list[int] = [0] * len(nodes)
+    chains: list[list[int]] = []  # [fork row, last row, lane]
+    for i, n in enumerate(nodes):
+        p = n.parent
+        if p is not None and p not in first_child:
+            first_child[p] = i
+            c = chain_of[p]
+            chain_of[i] = c
+            chains[c][1] = n.row
+        else:
+            chain_of[i] = len(chains)
+            fork = nodes[p].row if p is not None else n.row
+            chains.append([fork, n.row, -1])
+    # Chains in order of their branch point (then row order): interval-graph greedy colouring.
+    order = sorted(range(len(chains)), key=lambda c: (chains[c][0], c))
+    lane_end: list[int] = []
+    for c in order:
+        fork, last, _ = chains[c]
+        lane = next((i for i, end in enumerate(lane_end) if end < fork), -1)
+        if lane < 0:
+            lane = len(lane_end)
+            lane_end.append(last)
+        else:
+            lane_end[lane] = last
+        chains[c][2] = lane
+    for i, n in enumerate(nodes):
+        n.lane = chains[chain_of[i]][2]
+    return len(lane_end)

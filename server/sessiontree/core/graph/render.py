@@ -1,0 +1,246 @@
+"""The graph drawn: an SVG of lanes, edges and marked nodes, and one self-contained page.
+
+The page has no external resources (no network, no fonts, no scripts from elsewhere): the
+styles and the small script are inline. In a VS Code webview the script posts the clicked
+node to the extension (``{"type": "navigate", "id": ...}``) and swaps in a new SVG when the
+extension posts ``{"type": "update", "svg": ...}``; in a browser it shows the node's details.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+
+from .model import Graph, GraphNode
+
+__all__ = ["LANE_WIDTH", "ROW_HEIGHT", "render_html", "render_svg"]
+
+ROW_HEIGHT = 22
+LANE_WIDTH = 14
+_PAD = 12
+_R = 4.5
+
+_KIND_NAMES = {
+    "user": "user",
+    "assistant": "assistant",
+    "toolResult": "tool result",
+    "bashExecution": "bash",
+    "custom": "custom",
+    "compaction": "compaction",
+    "branch_summary": "branch summary",
+    "model_change": "model change",
+    "thinking_level_change": "thinking level",
+    "label": "label",
+    "custom_message": "custom message",
+}
+
+
+def _x(lane: int) -> float:
+    return _PAD + lane * LANE_WIDTH
+
+
+def _y(row: int) -> float:
+    return _PAD + row * ROW_HEIGHT
+
+
+def _run_text(n: GraphNode) -> str:
+    parts = [
+        f"{count} {_KIND_NAMES.get(k, k)}" for k, count in sorted(n.kinds.items(), key=lambda kv: -kv[1])
+    ]
+    return f"⋯ {n.count} entries ({', '.join(parts[:4])})"
+
+
+def _classes(n: GraphNode) -> str:
+    cls = ["node", n.kind, f"t-{n.type}"]
+    if n.role:
+        cls.append(f"r-{n.role}")
+    for flag, name in ((n.active, "active"), (n.leaf, "leaf"), (n.tip, "tip"), (n.branch_point, "bp")):
+        if flag:
+            cls.append(name)
+    if n.label is not None:
+        cls.append("labelled")
+    return " ".join(cls)
+
+
+def _marker(n: GraphNode, x: float, y: float) -> str:
+    if n.kind == "run":
+        return f'<rect class="m" x="{x - 4:.1f}" y="{y - 7:.1f}" width="8" height="14" rx="3"/>'
+    if n.type == "compaction":
+        return f'<path class="m" d="M{x:.1f} {y - 6:.1f}L{x + 6:.1f} {y:.1f}L{x:.1f} {y + 6:.1f}L{x - 6:.1f} {y:.1f}Z"/>'
+    if n.type == "branch_summary":
+        return f'<rect class="m" x="{x - 5:.1f}" y="{y - 5:.1f}" width="10" height="10"/>'
+    ring = f'<circle class="ring" cx="{x:.1f}" cy="{y:.1f}" r="8"/>' if n.leaf else ""
+    return f'{ring}<circle class="m" cx="{x:.1f}" cy="{y:.1f}" r="{_R}"/>'
+
+
+def render_svg(graph: Graph) -> str:
+    """The graph as one ``<svg>`` element (ids in ``data-id``; a run's count in its text)."""
+    nodes = graph.nodes
+    text_x = _x(max(graph.lanes, 1)) + 6
+    width = int(text_x + 760)
+    height = int(_y(len(nodes)) + _PAD)
+    edges: list[str] = []
+    for n in nodes:
+        if n.parent is None:
+            continue
+        p = nodes[n.parent]
+        x0, y0, x1, y1 = _x(p.lane), _y(p.row), _x(n.lane), _y(n.row)
+        cls = "e active" if n.active and p.active else "e"
+        if x0 == x1:
+            d = f"M{x0:.1f} {y0:.1f}V{y1:.1f}"
+        else:
+            # Out of the branch point into the chain's own lane, then straight down to the node.
+            bend = y0 + ROW_HEIGHT * 0.9
+            d = f"M{x0:.1f} {y0:.1f}C{x0:.1f} {bend:.1f} {x1:.1f} {y0:.1f} {x1:.1f} {bend:.1f}V{y1:.1f}"
+        edges.append(f'<path class="{cls}" d="{d}"/>')
+    parts: list[str] = []
+    for i, n in enumerate(nodes):
+        x, y = _x(n.lane), _y(n.row)
+        text = _run_text(n) + (f" · {n.text}" if n.text else "") if n.kind == "run" else n.text
+        tag = ""
+        if n.label is not None:
+            tag = f'<tspan class="tag">[{escape(n.label)}]</tspan> '
+        lead = "● " if n.leaf else ""
+        title = f"{n.id}" + (f" (from {n.first_id}, {n.count} entries)" if n.kind == "run" else "")
+        parts.append(
+            f'<g class="{_classes(n)}" data-id="{escape(n.id)}" data-i="{i}" tabindex="0">'
+            f"<title>{escape(title)}</title>"
+            f'<rect class="hit" x="0" y="{y - ROW_HEIGHT / 2:.1f}" width="{width}" height="{ROW_HEIGHT}"/>'
+            f"{_marker(n, x, y)}"
+            f'<text x="{text_x:.1f}" y="{y + 4:.1f}">{escape(lead)}{tag}{escape(text)}</text></g>'
+        )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="sessiontree-graph" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" data-nodes="{len(nodes)}" '
+        f'data-entries="{graph.entries}" data-lanes="{graph.lanes}">'
+        f'<g class="edges">{"".join(edges)}</g><g class="nodes">{"".join(parts)}</g></svg>'
+    )
+
+
+_STYLE = """
+:root { color-scheme: light dark; }
+body { margin: 0; font: 12px/1.4 var(--vscode-editor-font-family, ui-monospace, Menlo, Consolas, monospace);
+  background: var(--vscode-editor-background, #fff); color: var(--vscode-editor-foreground, #222); }
+header { position: sticky; top: 0; left: 0; z-index: 2; padding: 6px 12px; display: flex; flex-wrap: wrap; gap: 16px; align-items: baseline;
+  background: var(--vscode-editor-background, #fff); border-bottom: 1px solid var(--vscode-panel-border, #ddd); }
+header h1 { font-size: 13px; margin: 0; }
+header .legend span { margin-right: 10px; opacity: .8; }
+.k-user { color: var(--vscode-charts-green, #2e7d32); } .k-assistant { color: var(--vscode-charts-purple, #7b1fa2); }
+#details { position: fixed; right: 12px; bottom: 12px; max-width: 40em; padding: 8px 10px; display: none;
+  background: var(--vscode-editorWidget-background, #f6f6f6); border: 1px solid var(--vscode-widget-border, #ccc);
+  white-space: pre-wrap; word-break: break-word; }
+svg.sessiontree-graph { display: block; }
+.e { fill: none; stroke: var(--vscode-descriptionForeground, #999); stroke-width: 1.5; }
+.e.active { stroke: var(--vscode-charts-blue, #1a73e8); stroke-width: 2.5; }
+.node .m { fill: var(--vscode-editor-background, #fff); stroke: var(--vscode-descriptionForeground, #888); stroke-width: 1.5; }
+.node.r-user .m { fill: var(--vscode-charts-green, #2e7d32); stroke: none; }
+.node.r-assistant .m { fill: var(--vscode-charts-purple, #7b1fa2); stroke: none; }
+.node.run .m { fill: var(--vscode-descriptionForeground, #999); stroke: none; }
+.node.t-compaction .m { fill: var(--vscode-charts-orange, #ef6c00); stroke: none; }
+.node.t-branch_summary .m { fill: var(--vscode-charts-yellow, #f9a825); stroke: none; }
+.node.active .m { stroke: var(--vscode-charts-blue, #1a73e8); stroke-width: 2; }
+.node .ring { fill: none; stroke: var(--vscode-charts-blue, #1a73e8); stroke-width: 2; }
+.node text { fill: currentColor; white-space: pre; }
+.node.run text { opacity: .75; font-style: italic; }
+.node:not(.active) text { opacity: .7; }
+.node.leaf text { font-weight: bold; opacity: 1; }
+.node .tag { fill: var(--vscode-charts-yellow, #b8860b); font-weight: bold; }
+.node .hit { fill: transparent; }
+.node:hover .hit, .node:focus .hit { fill: var(--vscode-list-hoverBackground, rgba(0,0,0,.06)); }
+.node.selected .hit { fill: var(--vscode-list-activeSelectionBackground, rgba(26,115,232,.18)); }
+.node { cursor: pointer; outline: none; }
+"""
+
+_SCRIPT = """
+(function () {
+  const vscode = typeof acquireVsCodeApi === "function" ? acquireVsCodeApi() : null;
+  const box = document.getElementById("graph");
+  const details = document.getElementById("details");
+  let data = JSON.parse(document.getElementById("graph-data").textContent);
+  function nodeOf(el) { return el && el.closest ? el.closest("g.node") : null; }
+  function select(g) {
+    box.querySelectorAll("g.node.selected").forEach((n) => n.classList.remove("selected"));
+    if (g) g.classList.add("selected");
+  }
+  function activate(g) {
+    if (!g) return;
+    select(g);
+    const n = data.nodes[Number(g.dataset.i)];
+    if (vscode) { vscode.postMessage({ type: "navigate", id: n.id, kind: n.kind }); return; }
+    const lines = [n.id + (n.kind === "run" ? "  (" + n.count + " entries from " + n.firstId + ")" : "")];
+    if (n.label) lines.push("label: " + n.label);
+    lines.push(n.text || n.type);
+    details.textContent = lines.join("\\n");
+    details.style.display = "block";
+  }
+  box.addEventListener("click", (ev) => activate(nodeOf(ev.target)));
+  box.addEventListener("keydown", (ev) => { if (ev.key === "Enter") activate(nodeOf(ev.target)); });
+  function showLeaf() {
+    const leaf = box.querySelector("g.node.leaf") || box.querySelector("g.node.active:last-of-type");
+    // vertically only: the rows are as wide as the longest text, the lanes are on the left
+    if (leaf) window.scrollTo({ top: Math.max(0, leaf.getBoundingClientRect().top + window.scrollY - window.innerHeight / 2), left: 0 });
+  }
+  window.addEventListener("message", (ev) => {
+    const msg = ev.data || {};
+    if (msg.type === "update") {
+      box.innerHTML = msg.svg;
+      data = msg.data;
+      document.getElementById("count").textContent = msg.summary || "";
+      if (msg.follow) showLeaf();
+    }
+  });
+  showLeaf();
+  if (vscode) vscode.postMessage({ type: "ready" });
+})();
+"""
+
+
+def summary_line(graph: Graph) -> str:
+    """The page header's count: entries, drawn nodes, lanes."""
+    folded = ", linear runs folded" if graph.collapsed else ""
+    return f"{graph.entries} entries · {len(graph.nodes)} nodes · {graph.lanes} lanes{folded}"
+
+
+def graph_data_json(graph: Graph) -> str:
+    """The node data the page's script reads (safe inside a ``<script>`` element)."""
+    data = {
+        "nodes": [
+            {k: v for k, v in n.to_dict().items() if k != "text"} | {"text": n.text} for n in graph.nodes
+        ]
+    }
+    return json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+
+
+def render_html(graph: Graph, *, nonce: str | None = None, csp_source: str | None = None) -> str:
+    """One self-contained HTML page of the graph.
+
+    ``nonce``: the nonce its inline script and style carry, with a Content-Security-Policy
+    allowing only them (a VS Code webview); ``csp_source`` is the webview's own source.
+    """
+    n_attr = f' nonce="{escape(nonce)}"' if nonce else ""
+    src = f" {csp_source}" if csp_source else ""
+    if nonce:
+        csp = (
+            f"default-src 'none'; img-src data:{src}; style-src 'nonce-{nonce}'{src}; "
+            f"script-src 'nonce-{nonce}';"
+        )
+    else:
+        csp = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline';"
+    title = graph.title or "session graph"
+    legend = (
+        '<span class="k-user">● user</span><span class="k-assistant">● assistant</span>'
+        "<span>◆ compaction</span><span>■ branch summary</span><span>▮ folded run</span>"
+        "<span>[label]</span><span>◎ leaf</span>"
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{escape(csp, quote=False)}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style{n_attr}>{_STYLE}</style></head><body>"
+        f'<header><h1>{escape(title)}</h1><span id="count">{escape(summary_line(graph))}</span>'
+        f'<span class="legend">{legend}</span></header>'
+        f'<main id="graph">{render_svg(graph)}</main><div id="details"></div>'
+        f'<script type="application/json" id="graph-data">{graph_data_json(graph)}</script>'
+        f"<script{n_attr}>{_SCRIPT}</script></body></html>\n"
+    )

@@ -1,0 +1,120 @@
+"""session/graph, session/export, session/diff (additions): the graph of the whole tree, a
+branch or subtree exported with redaction, two nodes compared (docs/graph-export-compare.md).
+
+Each handler calls one core function (`core.graph`, `core.export`, `core.compare`) under the
+session's lock and reads only; the core's JSON-ready dicts are structured into the wire
+classes here, so their field names are checked against the protocol's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sessiontree_protocol import methods as m
+from sessiontree_protocol import types as t
+from sessiontree_protocol.converters import structure
+
+from sessiontree.core.compare import compare_nodes, render_side
+from sessiontree.core.export import FORMATS, ExportInput, read_export, render_export
+from sessiontree.core.export.redact import RedactionConfigError
+from sessiontree.core.graph import build_graph, render_html, render_svg
+from sessiontree.core.graph.render import summary_line
+from sessiontree.lsp import errors, mapping
+from sessiontree.lsp.handlers import register
+from sessiontree.lsp.server import SessionTreeServer
+
+
+async def graph(ls: SessionTreeServer, p: t.GraphParams) -> t.GraphResult:
+    session = ls.registry.get(p.session)
+    if p.collapse is not None and p.collapse < 0:
+        raise errors.InvalidParams("collapse must be 0 or more", {"field": "collapse", "reason": "negative"})
+
+    def work() -> t.GraphResult:
+        manager = session.manager
+        leaf: Any = ...
+        if not isinstance(p.leaf_id, t._Absent):
+            mapping.require_entry(manager, p.leaf_id)
+            leaf = p.leaf_id
+        g = build_graph(manager, collapse=p.collapse, leaf_id=leaf)
+        name = manager.get_session_name()
+        g.title = name if isinstance(name, str) and name else f"Session {manager.get_session_id()}"
+        page = render_html(g, nonce=p.nonce, csp_source=p.csp_source) if p.nonce else None
+        return t.GraphResult(
+            svg=render_svg(g),
+            nodes=[n.to_dict() for n in g.nodes],
+            entries=g.entries,
+            lanes=g.lanes,
+            collapsed=g.collapsed,
+            leaf_id=g.leaf_id,
+            summary=summary_line(g),
+            html=page,
+        )
+
+    return await ls.registry.call(session, work)
+
+
+async def export(ls: SessionTreeServer, p: t.ExportParams) -> t.ExportResult:
+    session = ls.registry.get(p.session)
+    if p.format not in FORMATS:
+        raise errors.InvalidParams(
+            f"format must be one of {', '.join(FORMATS)}", {"field": "format", "reason": "unknown format"}
+        )
+    if p.subtree_id is not None and not isinstance(p.leaf_id, t._Absent):
+        raise errors.InvalidParams(
+            "give leafId or subtreeId, not both", {"field": "subtreeId", "reason": "both given"}
+        )
+
+    def read() -> ExportInput:
+        manager = session.manager
+        leaf: Any = ... if isinstance(p.leaf_id, t._Absent) else p.leaf_id
+        if leaf is not ...:
+            mapping.require_entry(manager, leaf)
+        if p.subtree_id is not None:
+            mapping.require_entry(manager, p.subtree_id)
+        return read_export(manager, leaf_id=leaf, subtree_id=p.subtree_id)
+
+    def render(inp: ExportInput) -> t.ExportResult:
+        try:
+            r = render_export(inp, p.format, redact=p.redact, dry_run=p.dry_run)
+        except RedactionConfigError as exc:
+            raise errors.InvalidParams(
+                f"redaction config: {exc}", {"field": "redact", "reason": str(exc)}
+            ) from exc
+        return t.ExportResult(
+            content=r.content,
+            format=r.format,
+            entries=r.entries,
+            leaf_id=r.leaf_id,
+            redacted=r.redacted,
+            redactions=[t.RedactionCount(pattern=k, count=v) for k, v in sorted(r.counts.items())],
+            findings=[structure(f.to_dict(), t.RedactionFinding) for f in r.findings],
+            suggested_name=f"{inp.session_id}-{p.subtree_id or r.leaf_id or 'empty'}.{r.format}",
+        )
+
+    # Only the reading holds the session: redacting and rendering a 100,000-entry path takes
+    # seconds, and the tree view's requests must not wait for it.
+    inp = await ls.registry.call(session, read)
+    return await ls.registry.run(render, inp)
+
+
+async def diff(ls: SessionTreeServer, p: t.DiffParams) -> t.DiffResult:
+    session = ls.registry.get(p.session)
+
+    def work() -> t.DiffResult:
+        manager = session.manager
+        mapping.require_entry(manager, p.a)
+        mapping.require_entry(manager, p.b)
+        cmp = compare_nodes(manager, p.a, p.b)
+        d = cmp.to_dict()
+        d["a"]["document"] = render_side(cmp, "a")
+        d["b"]["document"] = render_side(cmp, "b")
+        return structure(d, t.DiffResult)
+
+    return await ls.registry.call(session, work)
+
+
+def setup(server: SessionTreeServer) -> None:
+    """Register session/graph, session/export and session/diff."""
+    register(server, m.SESSION_GRAPH, graph)
+    register(server, m.SESSION_EXPORT, export)
+    register(server, m.SESSION_DIFF, diff)
