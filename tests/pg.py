@@ -62,7 +62,7 @@ class PgServer:
             cmd = ["su", "postgres", "-s", "/bin/sh", "-c", " ".join(_quote(a) for a in cmd)]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=self.base)
         if out.returncode != 0:
-            log = open(self.log).read()[-2000:] if os.path.exists(self.log) else ""
+            log = _tail(self.log)
             raise RuntimeError(f"{argv[0]} failed ({out.returncode}): {out.stderr.strip()}\n{log}")
 
     def init(self) -> None:
@@ -113,3 +113,11 @@ def running_server() -> Iterator[PgServer]:
         yield server
     finally:
         server.destroy()
+
+
+def _tail(path: str, n: int = 2000) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()[-n:]
+    except OSError:
+        return ""

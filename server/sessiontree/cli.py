@@ -20,6 +20,8 @@ COMMANDS: dict[str, str] = {
     "context": "context",
     "doctor": "doctor",
     "serve": "serve",
+    "store": "store",
+    "sync": "sync",
 }
 
 

@@ -217,6 +217,7 @@ CORE_ROOMS: dict[str, set[str]] = {
     "errors": set(),
     "ids": set(),
     "paths": set(),
+    "sync": {"format", "store", "errors"},
 }
 
 

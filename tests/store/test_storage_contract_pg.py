@@ -8,11 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import pytest
-from sessiontree.core.store import FaultInjectingStorage
-from sessiontree.core.store.postgres import PostgresSessionStorage
-
 import core.test_storage_contract as contract
+import pytest
 from core.test_storage_contract import (  # noqa: F401  (collected here, on this module's `env`)
     test_append_never_glues_onto_a_torn_line,
     test_append_separator_after_unterminated_tails,
@@ -31,6 +28,8 @@ from core.test_storage_contract import (  # noqa: F401  (collected here, on this
     test_writer_latches_the_first_error,
     test_writer_starts_a_new_line_after_another_writers_torn_line,
 )
+from sessiontree.core.store import FaultInjectingStorage
+from sessiontree.core.store.postgres import PostgresSessionStorage
 
 
 @pytest.fixture(params=["postgres", "faulty-postgres"])

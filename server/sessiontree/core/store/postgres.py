@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LockTimeoutError
@@ -38,10 +39,14 @@ __all__ = [
     "PgPool",
     "PostgresSessionStorage",
     "PostgresSessionWriter",
+    "PushResult",
+    "SessionMeta",
+    "SharedSession",
     "StoreUnreachable",
     "default_machine",
     "entry_hash",
     "split_lines",
+    "store_path",
 ]
 
 S = SCHEMA
@@ -288,18 +293,31 @@ class PostgresSessionStorage:
         )
         return self._file_row(conn, path, lock=True)
 
-    def _insert_lines(self, conn: Any, pk: int, size: int, last_seq: int, data: bytes) -> tuple[int, int]:
-        """Add ``data``'s lines at the end of file ``pk`` (its row locked); new size and seq."""
+    def _insert_lines(
+        self,
+        conn: Any,
+        pk: int,
+        size: int,
+        last_seq: int,
+        data: bytes,
+        known_ids: list[str | None] | None = None,
+    ) -> tuple[int, int]:
+        """Add ``data``'s lines at the end of file ``pk`` (its row locked); new size and seq.
+
+        ``known_ids`` gives the entry id of each line when the caller parsed them already."""
         lines = split_lines(data)
         if not lines:
             return size, last_seq
         ids: list[str | None] = []
         header_id: str | None = None
-        for line in lines:
-            ident, is_header = line_entry_id(line)
-            ids.append(ident)
-            if is_header and last_seq == 0 and header_id is None and len(ids) == 1:
-                header_id = _header_id(line)
+        if known_ids is not None:
+            ids = list(known_ids)
+        else:
+            for line in lines:
+                ident, is_header = line_entry_id(line)
+                ids.append(ident)
+                if is_header and last_seq == 0 and header_id is None and len(ids) == 1:
+                    header_id = _header_id(line)
         wanted = [i for i in ids if i is not None]
         taken: set[str] = set()
         if wanted:
@@ -397,7 +415,8 @@ class PostgresSessionStorage:
         with self.pool.connection() as conn:
             pk = self._pk(conn, path)
             row = conn.execute(
-                f"SELECT string_agg(line, ''::bytea ORDER BY seq) FROM {S}.entries WHERE session_pk = %s", (pk,)
+                f"SELECT string_agg(line, ''::bytea ORDER BY seq) FROM {S}.entries WHERE session_pk = %s",
+                (pk,),
             ).fetchone()
             return bytes(row[0]) if row and row[0] is not None else b""
 
@@ -527,9 +546,7 @@ class PostgresSessionStorage:
         path = os.path.normpath(path)
         prefix = path.rstrip("/") + "/"
         with self.pool.transaction() as conn:
-            conn.execute(
-                f"DELETE FROM {S}.sessions WHERE path = %s OR starts_with(path, %s)", (path, prefix)
-            )
+            conn.execute(f"DELETE FROM {S}.sessions WHERE path = %s OR starts_with(path, %s)", (path, prefix))
             conn.execute(f"DELETE FROM {S}.dirs WHERE path = %s OR starts_with(path, %s)", (path, prefix))
 
     @contextmanager
@@ -554,12 +571,201 @@ class PostgresSessionStorage:
             yield
         finally:
             try:
-                conn.execute(f"SELECT {fn.replace('lock', 'unlock')}(hashtextextended(%s, 0))", (f"sessiontree:{path}",))
+                conn.execute(
+                    f"SELECT {fn.replace('lock', 'unlock')}(hashtextextended(%s, 0))",
+                    (f"sessiontree:{path}",),
+                )
                 conn.execute("RESET lock_timeout")
                 self.pool.give(conn)
             except psycopg.Error:
                 # The server ends the lock with the connection.
                 conn.close()
+
+    # ------------------------------------------------------------------ sessions by id (the sync)
+
+    _SESSION_COLS = (
+        "pk, session_id, path, machine, os_user, agent_dir, cwd, file_name, team, size, last_seq,"
+        " (SELECT count(*) FROM {S}.entries e WHERE e.session_pk = s.pk AND e.entry_id IS NOT NULL),"
+        " damaged_lines, mtime_ns"
+    ).replace("{S}", S)
+
+    def find_session(self, session_id: str) -> SharedSession | None:
+        """The shared session with this id (``None`` when the store has none, or this role
+        may not see it)."""
+        with self.pool.connection() as conn:
+            row = conn.execute(
+                f"SELECT {self._SESSION_COLS} FROM {S}.sessions s WHERE session_id = %s", (session_id,)
+            ).fetchone()
+        return SharedSession(*row) if row else None
+
+    def list_sessions(self, machine: str | None = None) -> list[SharedSession]:
+        """The shared sessions this role may see, newest first (of one machine when given)."""
+        sql = f"SELECT {self._SESSION_COLS} FROM {S}.sessions s WHERE session_id IS NOT NULL"
+        params: tuple[Any, ...] = ()
+        if machine is not None:
+            sql += " AND machine = %s"
+            params = (machine,)
+        with self.pool.connection() as conn:
+            rows = conn.execute(sql + " ORDER BY mtime_ns DESC", params).fetchall()
+        return [SharedSession(*r) for r in rows]
+
+    def ensure_session(self, meta: SessionMeta, header: bytes) -> int:
+        """The key of the shared session ``meta.session_id``, created with ``header`` as its
+        first line when the store has none."""
+        with self.pool.transaction() as conn:
+            row = conn.execute(
+                f"SELECT pk FROM {S}.sessions WHERE session_id = %s", (meta.session_id,)
+            ).fetchone()
+            if row is not None:
+                return int(row[0])
+            path = store_path(meta.machine, meta.local_path)
+            self._make_parents(conn, path)
+            # A file the storage seam left at this path (a rewrite) gives way to the session.
+            conn.execute(f"DELETE FROM {S}.sessions WHERE path = %s", (path,))
+            row = conn.execute(
+                f"INSERT INTO {S}.sessions (path, dir, session_id, machine, os_user, agent_dir, cwd,"
+                " file_name, team, mtime_ns) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING pk",
+                (
+                    path,
+                    _parent(path),
+                    meta.session_id,
+                    meta.machine,
+                    meta.os_user,
+                    meta.agent_dir,
+                    meta.cwd,
+                    meta.file_name,
+                    meta.team,
+                    self._now_ns(),
+                ),
+            ).fetchone()
+            pk = int(row[0])
+            self._insert_lines(conn, pk, 0, 0, whole_lines(header), [None])
+            return pk
+
+    def push_entries(self, pk: int, entries: list[tuple[str, bytes, bytes]], damaged: int = 0) -> PushResult:
+        """Add the entries ``(id, line, hash)`` the session does not hold yet, in order; an id
+        it holds with other content is recorded in ``conflicts`` and not added. One
+        transaction: all of them or none."""
+        with self.pool.transaction() as conn:
+            row = conn.execute(
+                f"SELECT pk, size, last_seq FROM {S}.sessions WHERE pk = %s FOR UPDATE", (pk,)
+            ).fetchone()
+            if row is None:
+                raise _enoent(f"session {pk}")
+            size, last_seq = int(row[1]), int(row[2])
+            ids = [e[0] for e in entries]
+            have = dict(
+                conn.execute(
+                    f"SELECT entry_id, hash FROM {S}.entries WHERE session_pk = %s AND entry_id = ANY(%s)",
+                    (pk, ids),
+                ).fetchall()
+            )
+            new_ids: list[str | None] = []
+            new_lines: list[bytes] = []
+            conflicts: list[str] = []
+            already = 0
+            for ident, line, digest in entries:
+                if ident in have:
+                    if bytes(have[ident]) == digest:
+                        already += 1
+                    else:
+                        conflicts.append(ident)
+                        conn.execute(
+                            f"INSERT INTO {S}.conflicts (session_pk, entry_id, machine, hash, line)"
+                            " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                            (pk, ident, self.machine, digest, line),
+                        )
+                    continue
+                have[ident] = digest
+                new_ids.append(ident)
+                new_lines.append(whole_lines(line))
+            if new_lines:
+                if size and last_seq:
+                    last = conn.execute(
+                        f"SELECT line FROM {S}.entries WHERE session_pk = %s AND seq = %s", (pk, last_seq)
+                    ).fetchone()
+                    tail = bytes(last[0]) if last else b""
+                    if tail and not tail.endswith(b"\n"):
+                        sep = separator_after(tail)
+                        size, last_seq = self._insert_lines(
+                            conn, pk, size, last_seq, sep, [None] * len(split_lines(sep))
+                        )
+                size, last_seq = self._insert_lines(conn, pk, size, last_seq, b"".join(new_lines), new_ids)
+            if damaged:
+                conn.execute(
+                    f"UPDATE {S}.sessions SET damaged_lines = greatest(damaged_lines, %s) WHERE pk = %s",
+                    (damaged, pk),
+                )
+            return PushResult(len(new_lines), already, conflicts, last_seq)
+
+    def entries_after(
+        self, pk: int, after_seq: int, limit: int = 5000
+    ) -> list[tuple[int, str, bytes, bytes]]:
+        """The session's entries that arrived after ``after_seq``: ``(seq, id, line, hash)``."""
+        with self.pool.connection() as conn:
+            rows = conn.execute(
+                f"SELECT seq, entry_id, line, hash FROM {S}.entries WHERE session_pk = %s AND seq > %s"
+                " AND entry_id IS NOT NULL ORDER BY seq LIMIT %s",
+                (pk, after_seq, limit),
+            ).fetchall()
+        return [(int(r[0]), r[1], bytes(r[2]), bytes(r[3])) for r in rows]
+
+    def last_seq(self, pk: int) -> int:
+        """The session's arrival high-water mark."""
+        with self.pool.connection() as conn:
+            row = conn.execute(f"SELECT last_seq FROM {S}.sessions WHERE pk = %s", (pk,)).fetchone()
+        if row is None:
+            raise _enoent(f"session {pk}")
+        return int(row[0])
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMeta:
+    """Where a shared session lives: what `sessiontree sync` records with it."""
+
+    session_id: str
+    machine: str
+    os_user: str
+    agent_dir: str | None
+    cwd: str | None
+    file_name: str
+    local_path: str
+    team: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SharedSession:
+    """A session as the store lists it."""
+
+    pk: int
+    session_id: str
+    path: str
+    machine: str | None
+    os_user: str | None
+    agent_dir: str | None
+    cwd: str | None
+    file_name: str | None
+    team: str | None
+    size: int
+    last_seq: int
+    entries: int
+    damaged_lines: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class PushResult:
+    """What one `push_entries` call did."""
+
+    inserted: int
+    already: int
+    conflicts: list[str]
+    last_seq: int
+
+
+def store_path(machine: str, local_path: str) -> str:
+    """The path a synced session has in the store: its machine, then its local path."""
+    return "/" + machine + os.path.abspath(local_path)
 
 
 def _header_id(line: bytes) -> str | None:
