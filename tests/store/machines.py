@@ -19,7 +19,13 @@ SESSION_ID = "0193c0de-0000-7000-8000-000000000001"
 
 
 def header(session_id: str = SESSION_ID, cwd: str = CWD) -> dict[str, Any]:
-    return {"type": "session", "version": 3, "id": session_id, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd}
+    return {
+        "type": "session",
+        "version": 3,
+        "id": session_id,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": cwd,
+    }
 
 
 def message(ident: str, parent: str | None, text: str, role: str = "user") -> dict[str, Any]:
@@ -64,7 +70,18 @@ class Machine:
         full.update({"PI_CODING_AGENT_DIR": str(self.agent_dir), "SESSIONTREE_STORE": self.url})
         full.update(env or {})
         return subprocess.Popen(
-            [sys.executable, "-m", "sessiontree", "sync", "--all", "--machine", self.name, "--state", self.state, *args],
+            [
+                sys.executable,
+                "-m",
+                "sessiontree",
+                "sync",
+                "--all",
+                "--machine",
+                self.name,
+                "--state",
+                self.state,
+                *args,
+            ],
             env=full,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

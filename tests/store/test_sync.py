@@ -183,7 +183,11 @@ def test_excluded_dirs_and_redacted_patterns(a: Machine, b: Machine, pg_url: str
     a.write(pa, message("secret", "a0000", "my key is sk-abc123 do not share"))
     other = a.agent_dir / "sessions" / "--private--"
     other.mkdir()
-    a.write(other / "p.jsonl", header("0193c0de-0000-7000-8000-0000000000ff", "/private"), message("p1", None, "x"))
+    a.write(
+        other / "p.jsonl",
+        header("0193c0de-0000-7000-8000-0000000000ff", "/private"),
+        message("p1", None, "x"),
+    )
     opts = SyncOptions(exclude=["/private"], redact=[r"sk-[a-z0-9]+"])
     a.sync(opts)
     with psycopg.connect(pg_url) as conn:
@@ -194,7 +198,10 @@ def test_excluded_dirs_and_redacted_patterns(a: Machine, b: Machine, pg_url: str
     assert any(b"my key is [redacted] do not share" in line for line in lines)
     assert "sk-abc123" in pa.read_text()  # the local file is untouched
     # Redacted once, stable afterwards: no conflict with the machine's own copy.
-    assert sorted((r.pushed, r.conflicts, r.skipped or "") for r in a.sync(opts)) == [(0, [], ""), (0, [], "excluded")]
+    assert sorted((r.pushed, r.conflicts, r.skipped or "") for r in a.sync(opts)) == [
+        (0, [], ""),
+        (0, [], "excluded"),
+    ]
     pb = fetch(b)
     assert "sk-abc123" not in pb.read_text()
 
