@@ -49,6 +49,7 @@ def register(subparsers: Any) -> None:
         help="make a local copy of a shared session (in its cwd's sessions dir), then sync",
     )
     p.add_argument("--state", help=argparse.SUPPRESS)
+    p.add_argument("--batch", type=int, default=2000, help="entries per push transaction and pull page")
     p.add_argument("--quiet", action="store_true", help="print only problems")
 
 
@@ -89,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"sessiontree sync: {text}", file=sys.stderr, flush=True)
 
     storage = PostgresSessionStorage(url, machine=args.machine)
-    syncer = Syncer(storage, agent_dir=agent_dir, options=options, state_path=args.state, progress=say)
+    syncer = Syncer(
+        storage, agent_dir=agent_dir, options=options, state_path=args.state, progress=say, batch=args.batch
+    )
     problems = False
 
     def report(results: list[Any]) -> None:

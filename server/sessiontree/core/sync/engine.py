@@ -88,6 +88,7 @@ class Syncer:
         options: SyncOptions | None = None,
         state_path: str | None = None,
         progress: Callable[[str], None] | None = None,
+        batch: int = BATCH,
     ) -> None:
         self.store = storage
         self.agent_dir = agent_dir
@@ -95,6 +96,7 @@ class Syncer:
         self.state = SyncState(state_path or default_state_path(storage.url, storage.machine))
         self.files = FileSessionStorage()
         self.progress = progress
+        self.batch = max(1, batch)
         self._patterns = [re.compile(p) for p in self.options.redact]
         self._excluded = [os.path.realpath(d) for d in self.options.exclude]
 
@@ -229,8 +231,9 @@ class Syncer:
         # Push what this round has not pushed yet, batch by batch.
         todo = [ln for ln in lines if ln.end > mark.pushed_to]
         total = len(todo)
-        for i in range(0, total, BATCH):
-            batch = todo[i : i + BATCH]
+        step = self.batch
+        for i in range(0, total, step):
+            batch = todo[i : i + step]
             res = self.store.push_entries(
                 mark.pk, [(ln.entry_id, ln.line, ln.digest) for ln in batch], damaged=result.damaged
             )
@@ -238,13 +241,13 @@ class Syncer:
             result.conflicts.extend(res.conflicts)
             mark.pushed_to = batch[-1].end
             self.state.set(path, mark)
-            if total > BATCH:
-                self._say(f"{os.path.basename(path)}: pushed {min(i + BATCH, total)}/{total}")
+            if total > step:
+                self._say(f"{os.path.basename(path)}: pushed {min(i + step, total)}/{total}")
         # Pull what other machines added.
         seen = {ln.entry_id: ln.digest for ln in lines}
         pulled_seq = mark.pulled_seq
         while True:
-            rows = self.store.entries_after(mark.pk, pulled_seq)
+            rows = self.store.entries_after(mark.pk, pulled_seq, limit=self.batch)
             if not rows:
                 break
             missing: list[bytes] = []
@@ -264,7 +267,7 @@ class Syncer:
                     self._say(f"{os.path.basename(path)}: busy, pull postponed")
                     break
                 result.pulled += len(missing)
-                if len(rows) > 100:
+                if len(rows) >= step:
                     self._say(f"{os.path.basename(path)}: pulled {result.pulled}")
             pulled_seq = rows[-1][0]
         mark.offset = end
