@@ -106,6 +106,18 @@ def run(args: argparse.Namespace) -> int:
                 say(f"{r.path}: skipped: {r.skipped}")
 
     try:
+        storage.check()
+    except ValueError as exc:
+        print(f"sessiontree sync: {exc}", file=sys.stderr)
+        storage.close()
+        return 2
+    except StoreUnreachable as exc:
+        if not args.watch:
+            print(f"sessiontree sync: {exc}", file=sys.stderr)
+            storage.close()
+            return 2
+        say(f"{exc}; local sessions keep working, retrying")
+    try:
         if args.fetch:
             shared = storage.find_session(args.fetch)
             if shared is None:

@@ -254,6 +254,23 @@ class PostgresSessionStorage:
         """Close the idle connections."""
         self.pool.close()
 
+    def check(self) -> None:
+        """Connect once and check the schema: `StoreUnreachable`, or ``ValueError`` saying
+        which command sets the store up."""
+        from .pg_schema import CURRENT_SCHEMA_VERSION, schema_version
+
+        with self.pool.connection() as conn:
+            version = schema_version(conn)
+        if version == 0:
+            raise ValueError("the store has no sessiontree schema: run `sessiontree store init URL`")
+        if version < CURRENT_SCHEMA_VERSION:
+            raise ValueError(
+                f"the store's schema is version {version}, this sessiontree needs "
+                f"{CURRENT_SCHEMA_VERSION}: run `sessiontree store migrate URL`"
+            )
+        if version > CURRENT_SCHEMA_VERSION:
+            raise ValueError(f"the store's schema (version {version}) is newer than this sessiontree: upgrade it")
+
     def _now_ns(self) -> int:
         with self._ns_lock:
             self._last_ns = max(time.time_ns(), self._last_ns + 1)
@@ -611,7 +628,20 @@ class PostgresSessionStorage:
 
     def ensure_session(self, meta: SessionMeta, header: bytes) -> int:
         """The key of the shared session ``meta.session_id``, created with ``header`` as its
-        first line when the store has none."""
+        first line when the store has none. Raises ``PermissionError`` when the store holds
+        it but row-level security hides it from this role, or the role may not use the team."""
+        import psycopg
+
+        try:
+            return self._ensure_session(meta, header)
+        except psycopg.errors.UniqueViolation as exc:
+            raise PermissionError(
+                errno.EACCES, f"session {meta.session_id} is in the store but not visible to this role"
+            ) from exc
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise PermissionError(errno.EACCES, f"the store refused session {meta.session_id}: {exc}") from exc
+
+    def _ensure_session(self, meta: SessionMeta, header: bytes) -> int:
         with self.pool.transaction() as conn:
             row = conn.execute(
                 f"SELECT pk FROM {S}.sessions WHERE session_id = %s", (meta.session_id,)

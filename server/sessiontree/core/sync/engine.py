@@ -220,7 +220,11 @@ class Syncer:
                 local_path=path,
                 team=self.options.team,
             )
-            pk = self.store.ensure_session(meta, self._redacted(header, header_value))
+            try:
+                pk = self.store.ensure_session(meta, self._redacted(header, header_value))
+            except PermissionError as exc:
+                result.skipped = f"refused by the store: {exc.strerror or exc}"
+                return result
             mark = FileMark(session_id=meta.session_id, pk=pk, inode=st.st_ino)
         result.session_id = mark.session_id
         if result.damaged:
