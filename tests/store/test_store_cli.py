@@ -13,7 +13,9 @@ from sessiontree.core.store.pg_schema import CURRENT_SCHEMA_VERSION, SCHEMA, mig
 def st(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
     full = dict(os.environ)
     full.update(env or {})
-    out = subprocess.run([sys.executable, "-m", "sessiontree", *args], capture_output=True, text=True, env=full)
+    out = subprocess.run(
+        [sys.executable, "-m", "sessiontree", *args], capture_output=True, text=True, env=full
+    )
     return out.returncode, out.stdout + out.stderr
 
 

@@ -241,6 +241,8 @@ class PostgresSessionStorage:
     current (``sessiontree store init URL``)."""
 
     is_real_fs = False
+    #: Open sessions follow other writers through `stat` and `read_range` (core/live).
+    followable = True
 
     def __init__(self, url: str, *, machine: str | None = None, user: str | None = None) -> None:
         self.url = url
@@ -269,7 +271,9 @@ class PostgresSessionStorage:
                 f"{CURRENT_SCHEMA_VERSION}: run `sessiontree store migrate URL`"
             )
         if version > CURRENT_SCHEMA_VERSION:
-            raise ValueError(f"the store's schema (version {version}) is newer than this sessiontree: upgrade it")
+            raise ValueError(
+                f"the store's schema (version {version}) is newer than this sessiontree: upgrade it"
+            )
 
     def _now_ns(self) -> int:
         with self._ns_lock:
@@ -639,7 +643,9 @@ class PostgresSessionStorage:
                 errno.EACCES, f"session {meta.session_id} is in the store but not visible to this role"
             ) from exc
         except psycopg.errors.InsufficientPrivilege as exc:
-            raise PermissionError(errno.EACCES, f"the store refused session {meta.session_id}: {exc}") from exc
+            raise PermissionError(
+                errno.EACCES, f"the store refused session {meta.session_id}: {exc}"
+            ) from exc
 
     def _ensure_session(self, meta: SessionMeta, header: bytes) -> int:
         with self.pool.transaction() as conn:
