@@ -52,6 +52,8 @@ SESSION_APPEND: Final = "session/append"
 SESSION_HISTORY: Final = "session/history"
 SESSION_BACK: Final = "session/back"
 SESSION_DOCTOR: Final = "session/doctor"
+# The shared session store (docs/shared-store.md).
+SESSION_OPEN_SHARED: Final = "session/openShared"
 
 # Notifications (server to client)
 SESSION_DID_CHANGE: Final = "session/didChange"
@@ -92,6 +94,7 @@ REQUESTS: Final[tuple[str, ...]] = (
     SESSION_HISTORY,
     SESSION_BACK,
     SESSION_DOCTOR,
+    SESSION_OPEN_SHARED,
 )
 
 NOTIFICATIONS: Final[tuple[str, ...]] = (
@@ -102,7 +105,9 @@ NOTIFICATIONS: Final[tuple[str, ...]] = (
     SESSION_DID_CHANGE_LIST,
 )
 
-ADDITIONS: Final[frozenset[str]] = frozenset({SESSION_HISTORY, SESSION_BACK, SESSION_DOCTOR})
+ADDITIONS: Final[frozenset[str]] = frozenset(
+    {SESSION_HISTORY, SESSION_BACK, SESSION_DOCTOR, SESSION_OPEN_SHARED}
+)
 """Methods the project adds to PROTOCOL.md."""
 
 # Error codes (PROTOCOL.md "Errors").

@@ -427,6 +427,8 @@ export interface ListParams {
 export interface ListResult {
   /** The sessions, newest first. */
   sessions: SessionInfo[];
+  /** Addition: the shared store's state when the daemon has one (its sessions follow the local ones). */
+  store?: StoreStatus;
 }
 
 /** Entry to append: one agent message. */
@@ -521,6 +523,12 @@ export interface OpenResult {
   restoredLeafId?: string;
   /** Addition: the name to show the session under, the `displayName` its `session/list` entry has. */
   displayName?: string;
+}
+
+/** Params of `session/openShared`: a shared session opened from the store by its id. */
+export interface OpenSharedParams {
+  /** The session id (`SessionInfo.id` of a listed shared session). */
+  sessionId: string;
 }
 
 /** Params of `session/path`. */
@@ -637,6 +645,12 @@ export interface SessionInfo {
   parentSession?: string;
   /** Addition: the name to show the session under, the same in every list, title and the CLI: the title, else the first line of the first user message, else the file name without .jsonl; at most 60 characters (a longer one ends with "…"). */
   displayName?: string;
+  /** Addition: the machine the session lives on (set when the daemon has a shared store). */
+  machine?: string;
+  /** Addition: who ran it there (set when the daemon has a shared store). */
+  user?: string;
+  /** Addition: true for a file on this machine, false for a shared session only in the store (open it with `session/openShared`); absent without a store. */
+  local?: boolean;
 }
 
 /** Entry to append: how the session was started (systemPrompt, task, tools, outputSchema...). */
@@ -678,6 +692,16 @@ export interface SetNameParams {
 export interface SetNameResult {
   /** False when the name was refused (empty, or auto over a user title). */
   changed: boolean;
+}
+
+/** The shared store as the daemon last reached it. */
+export interface StoreStatus {
+  /** True when the store answered; false: only local sessions are listed. */
+  reachable: boolean;
+  /** This machine's name in the store. */
+  machine: string;
+  /** Why the store could not be used (when not reachable). */
+  error?: string;
 }
 
 /** Entry to append: the thinking level changed. */
@@ -787,6 +811,7 @@ export interface Requests {
   'session/history': { params: SessionParams; result: HistoryResult };
   'session/back': { params: SessionParams; result: NavigateResult };
   'session/doctor': { params: DoctorParams; result: DoctorResult };
+  'session/openShared': { params: OpenSharedParams; result: OpenResult };
 }
 
 /** Params of every notification the daemon sends, by method name. */

@@ -204,6 +204,7 @@ def render_markdown() -> str:
         t.LabelInfo,
         t.HistoryEntry,
         t.DoctorProblem,
+        t.StoreStatus,
     ):
         if extra not in classes:
             classes.append(extra)

@@ -90,6 +90,7 @@ from sessiontree_protocol.types.shared import (
     SessionParams,
     TreeNode,
 )
+from sessiontree_protocol.types.store import OpenSharedParams, StoreStatus
 from sessiontree_protocol.types.tree import (
     BranchParams,
     BranchToNewSessionParams,
@@ -178,6 +179,7 @@ __all__ = [
     "OpenInMemoryParams",
     "OpenParams",
     "OpenResult",
+    "OpenSharedParams",
     "PathParams",
     "PrepareNavigationParams",
     "PrepareNavigationResult",
@@ -192,6 +194,7 @@ __all__ = [
     "SetLabelParams",
     "SetNameParams",
     "SetNameResult",
+    "StoreStatus",
     "ThinkingLevelChangeEntry",
     "TreeNode",
     "TreeResult",
@@ -234,6 +237,7 @@ METHOD_TO_TYPES: Final[dict[str, tuple[type, type | None]]] = {
     m.SESSION_HISTORY: (SessionParams, HistoryResult),
     m.SESSION_BACK: (SessionParams, NavigateResult),
     m.SESSION_DOCTOR: (DoctorParams, DoctorResult),
+    m.SESSION_OPEN_SHARED: (OpenSharedParams, OpenResult),
     # notifications
     m.SESSION_DID_CHANGE: (DidChangeParams, None),
     m.SESSION_DID_NAVIGATE: (DidNavigateParams, None),

@@ -10,12 +10,13 @@ from sessiontree.lsp.features import (
     lifecycle,
     navigation,
     sessions,
+    shared_store,
     tree,
     watch,
 )
 from sessiontree.lsp.server import SessionTreeServer
 
-FEATURES = (lifecycle, sessions, tree, navigation, labels, context, append, doctor, watch)
+FEATURES = (lifecycle, sessions, tree, navigation, labels, context, append, doctor, watch, shared_store)
 """The feature modules, in registration order."""
 
 

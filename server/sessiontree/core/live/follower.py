@@ -240,8 +240,10 @@ class Follower:
         appended, labels, dropped = self._ingest(data[:cut], fs.end)
         fs.end += cut
         fs.size, fs.mtime_ns = st.size, st.mtime_ns
-        if appended:
-            self._session.branch(appended[-1])
+        if not appended:
+            # Only our own lines read back.
+            return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf, dropped=dropped)
+        self._session.branch(appended[-1])
         return SyncResult(
             ChangeKind.APPENDED,
             appended=appended,
