@@ -159,3 +159,33 @@ def test_without_a_store_nothing_changes(tmp_path: Path, alpha: Machine) -> None
             a.request("session/openShared", {"sessionId": SESSION_ID})
         assert err.value.code == -32602
     assert json.loads(pa.read_text().splitlines()[0])["id"] == SESSION_ID
+
+
+def test_sync_watch_on_both_machines_carries_appends_both_ways(tmp_path: Path, pg_url: str) -> None:
+    alpha, beta = Machine(tmp_path, "alpha", pg_url), Machine(tmp_path, "beta", pg_url)
+    pa = alpha.sessions / f"s_{SESSION_ID}.jsonl"
+    alpha.write(pa, header(), message("m1", None, "hi"))
+    alpha.sync()
+    pb = Path(beta.syncer().fetch(SESSION_ID, str(beta.sessions)))
+    procs = [alpha.cli("--watch", "--quiet"), beta.cli("--watch", "--quiet")]
+    try:
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        alpha.write(pa, message("a1", "m1", "from alpha"))
+        wait_until(lambda: "a1" in ids_in(pb))
+        print(f"alpha file -> beta file through two sync --watch: {(time.monotonic() - t0) * 1000:.0f} ms")
+        beta.write(pb, message("b1", "a1", "from beta"))
+        wait_until(lambda: "b1" in ids_in(pa))
+        for i in range(10):
+            alpha.write(pa, message(f"a-{i}", "b1", "x"))
+            beta.write(pb, message(f"b-{i}", "b1", "y"))
+        wait_until(lambda: len(ids_in(pa)) == len(ids_in(pb)) == 23)
+    finally:
+        for p in procs:
+            p.send_signal(signal.SIGTERM)
+        for p in procs:
+            p.wait(timeout=10)
+    assert set(ids_in(pa)) == set(ids_in(pb))
+    for p in (pa, pb):
+        loads_cleanly(p)
+        assert len(ids_in(p)) == len(set(ids_in(p)))
