@@ -263,9 +263,20 @@ class Syncer:
                 elif have != digest and ident not in result.conflicts:
                     result.conflicts.append(ident)
             if missing:
+                payload = b"".join(missing)
                 try:
                     with self.files.lock(path, timeout=5.0):
-                        self.files.append(path, b"".join(missing))
+                        before = os.stat(path)
+                        self.files.append(path, payload)
+                        after = os.stat(path)
+                    # Nobody else wrote between the two looks and the file held nothing
+                    # unread: the appended lines need not be read back next round.
+                    if (
+                        before.st_ino == after.st_ino == st.st_ino
+                        and before.st_size == end
+                        and after.st_size == end + len(payload)
+                    ):
+                        end = after.st_size
                 except LockTimeoutError:
                     # A writer holds the session: the next round pulls these again.
                     self._say(f"{os.path.basename(path)}: busy, pull postponed")
