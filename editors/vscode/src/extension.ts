@@ -7,6 +7,7 @@ import { SessionDocuments } from './documents';
 import { CurrentSession } from './session';
 import { SessionTreeProvider, type TreeElement } from './views/sessionTree';
 import { SessionsProvider } from './views/sessions';
+import { registerShared } from './views/shared';
 
 /** What `activate` returns: the live parts, for other extensions and the end-to-end tests. */
 export interface SessionTreeApi {
@@ -103,6 +104,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
       sessions.refresh();
     }),
     vscode.commands.registerCommand(Command.serverShowLog, () => daemon.output.show()),
+    ...registerShared(daemon, (result, path) => current.adopt(result, path)),
   );
   void vscode.commands.executeCommand('setContext', ContextKey.showAll, false);
   void vscode.commands.executeCommand('setContext', ContextKey.hasSession, false);

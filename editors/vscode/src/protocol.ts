@@ -12,6 +12,10 @@ export interface SessionInfo {
   created: string;
   modified: string;
   parentSession?: string;
+  /** With a shared store: the machine it lives on, who ran it, whether it is a local file. */
+  machine?: string;
+  user?: string;
+  local?: boolean;
 }
 
 export interface OpenResult {
