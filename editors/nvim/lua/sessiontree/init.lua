@@ -8,6 +8,7 @@
 ---   context(opts)          what the model sees from the entry under the cursor
 ---   doctor()               check the shown session's file for damage
 ---   close(), refresh()
+---   :SessionTree shared    other machines' sessions in the shared store (sessiontree.shared)
 
 local config = require("sessiontree.config")
 
@@ -238,6 +239,9 @@ M.subcommands = {
   end,
   refresh = function()
     M.refresh()
+  end,
+  shared = function()
+    require("sessiontree.shared").show()
   end,
 }
 
