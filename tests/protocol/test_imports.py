@@ -217,7 +217,7 @@ CORE_ROOMS: dict[str, set[str]] = {
     "errors": set(),
     "ids": set(),
     "paths": set(),
-    "sync": {"format", "store", "errors"},
+    "sync": {"format", "store", "errors", "paths"},
 }
 
 

@@ -222,3 +222,32 @@ def test_the_cli_syncs_and_reports(a: Machine, b: Machine, pg_url: str) -> None:
     pb = Path(out.strip().splitlines()[0])
     assert pb.parent.parent == b.agent_dir / "sessions"
     assert_same_and_clean(pa, pb, url=pg_url)
+
+
+def test_blobs_travel_with_the_entries_that_reference_them(a: Machine, b: Machine, pg_url: str) -> None:
+    import hashlib
+
+    from sessiontree.core.session import SessionManager
+    from sessiontree.core.store.postgres import PgBlobs
+
+    image = b"\x89PNG fake image bytes" * 100
+    digest = hashlib.sha256(image).hexdigest()
+    (a.agent_dir / "blobs").mkdir()
+    (a.agent_dir / "blobs" / digest).write_bytes(image)
+    pa = a.sessions / f"s_{SESSION_ID}.jsonl"
+    entry = message("img", None, "look")
+    entry["message"]["content"].append(
+        {"type": "image", "data": f"blob:sha256:{digest}", "mimeType": "image/png"}
+    )
+    a.write(pa, header(), entry)
+    a.sync()
+    assert PgBlobs(PostgresSessionStorage(pg_url)).get(digest) == image
+    fetch(b)
+    assert (b.agent_dir / "blobs" / digest).read_bytes() == image
+    # Opened from the store, the reference resolves from the store's blobs.
+    storage = PostgresSessionStorage(pg_url)
+    info = storage.find_session(SESSION_ID)
+    assert info is not None
+    sm = SessionManager.open(info.path, storage=storage, blobs=PgBlobs(storage))
+    [e] = sm.get_entries()
+    assert e["message"]["content"][1]["data"] != f"blob:sha256:{digest}"

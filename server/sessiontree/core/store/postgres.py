@@ -36,6 +36,8 @@ from .protocol import DEFAULT_LOCK_TIMEOUT, FileStat, SessionStorageWriter, whol
 from .torn import separator_after
 
 __all__ = [
+    "PgBlobPut",
+    "PgBlobs",
     "PgPool",
     "PostgresSessionStorage",
     "PostgresSessionWriter",
@@ -810,3 +812,46 @@ def _header_id(line: bytes) -> str | None:
     except ValueError:
         return None
     return value["id"] if is_session_header(value) else None
+
+
+@dataclass(frozen=True, slots=True)
+class PgBlobPut:
+    """What :meth:`PgBlobs.put` gives back."""
+
+    hash: str
+    ref: str
+
+
+class PgBlobs:
+    """The store's content-addressed blobs (`format.blobs.Blobs`): the agents' externalized
+    images and large outputs, keyed by their SHA-256; reads verify the content."""
+
+    def __init__(self, storage: PostgresSessionStorage) -> None:
+        self.storage = storage
+
+    def put(self, data: bytes) -> PgBlobPut:
+        from ..format.blobs import make_blob_ref
+
+        digest = hashlib.sha256(data).hexdigest()
+        with self.storage.pool.connection() as conn:
+            conn.execute(
+                f"INSERT INTO {S}.blobs (hash, data) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                (digest, bytes(data)),
+            )
+        return PgBlobPut(digest, make_blob_ref(digest))
+
+    def has(self, digests: list[str]) -> set[str]:
+        """Which of ``digests`` the store holds."""
+        if not digests:
+            return set()
+        with self.storage.pool.connection() as conn:
+            rows = conn.execute(f"SELECT hash FROM {S}.blobs WHERE hash = ANY(%s)", (digests,)).fetchall()
+        return {r[0] for r in rows}
+
+    def get(self, digest: str) -> bytes | None:
+        with self.storage.pool.connection() as conn:
+            row = conn.execute(f"SELECT data FROM {S}.blobs WHERE hash = %s", (digest,)).fetchone()
+        if row is None:
+            return None
+        data = bytes(row[0])
+        return data if hashlib.sha256(data).hexdigest() == digest else None

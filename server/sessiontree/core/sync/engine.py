@@ -30,16 +30,27 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import LockTimeoutError
+from ..errors import BlobError, LockTimeoutError
 from ..format.jsonl import dumps_line, is_session_header, loads_line
+from ..store.blobs import BlobStore
 from ..store.file import FileSessionStorage
-from ..store.postgres import PostgresSessionStorage, SessionMeta, default_user, entry_hash
+from ..store.postgres import PgBlobs, PostgresSessionStorage, SessionMeta, default_user, entry_hash
 from .state import FileMark, SyncState, default_state_path
 
 __all__ = ["FileResult", "SyncOptions", "Syncer"]
 
+
+def paths_blobs_dir(agent_dir: str) -> str:
+    """``<data dir of agent_dir>/blobs``, where the agent keeps its blobs."""
+    from ..paths import blobs_dir
+
+    return blobs_dir(agent_dir)
+
+
 #: Entries per push transaction.
 BATCH = 2000
+
+_BLOB_REF = re.compile(rb"blob:sha256:([0-9a-f]{64})")
 
 
 @dataclass
@@ -98,6 +109,10 @@ class Syncer:
         self.progress = progress
         self.batch = max(1, batch)
         self._patterns = [re.compile(p) for p in self.options.redact]
+        self.blobs = PgBlobs(storage)
+        # The agent's blob directory: blobs referenced by pushed entries go to the store,
+        # those of pulled entries come back here (without an agent dir, neither).
+        self.local_blobs = BlobStore(paths_blobs_dir(agent_dir)) if agent_dir else None
         self._excluded = [os.path.realpath(d) for d in self.options.exclude]
 
     # ------------------------------------------------------------------ helpers
@@ -135,6 +150,31 @@ class Syncer:
             return line
         out = self._redact_value(value)
         return line if out == value else dumps_line(out).rstrip(b"\n") + b"\n"
+
+    def _push_blobs(self, data: bytes) -> None:
+        if self.local_blobs is None or b"blob:sha256:" not in data:
+            return
+        wanted = sorted({m.decode() for m in _BLOB_REF.findall(data)})
+        for digest in sorted(set(wanted) - self.blobs.has(wanted)):
+            try:
+                blob = self.local_blobs.get(digest)
+            except BlobError:
+                continue  # a corrupted local blob is never shared
+            if blob is not None:
+                self.blobs.put(blob)
+
+    def _pull_blobs(self, data: bytes) -> None:
+        if self.local_blobs is None or b"blob:sha256:" not in data:
+            return
+        for digest in sorted({m.decode() for m in _BLOB_REF.findall(data)}):
+            try:
+                have = self.local_blobs.get(digest)
+            except BlobError:
+                have = None  # corrupted here: the store's verified copy replaces it
+            if have is None:
+                blob = self.blobs.get(digest)
+                if blob is not None:
+                    self.local_blobs.put(blob)
 
     def sessions_of(self, roots: Iterable[str]) -> list[str]:
         """The session files under ``roots`` (recursively), sorted."""
@@ -238,6 +278,7 @@ class Syncer:
         step = self.batch
         for i in range(0, total, step):
             batch = todo[i : i + step]
+            self._push_blobs(b"".join(ln.line for ln in batch))
             res = self.store.push_entries(
                 mark.pk, [(ln.entry_id, ln.line, ln.digest) for ln in batch], damaged=result.damaged
             )
@@ -264,6 +305,7 @@ class Syncer:
                     result.conflicts.append(ident)
             if missing:
                 payload = b"".join(missing)
+                self._pull_blobs(payload)
                 try:
                     with self.files.lock(path, timeout=5.0):
                         before = os.stat(path)

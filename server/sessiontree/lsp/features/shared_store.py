@@ -269,7 +269,12 @@ async def open_shared(ls: SessionTreeServer, p: t.OpenSharedParams) -> t.OpenRes
             {"field": "sessionId", "reason": "unknown"},
         )
     try:
-        manager = await ls.registry.run(lambda: SessionManager.open(info.path, storage=link.storage))
+        from sessiontree.core.store.postgres import PgBlobs
+
+        blobs = PgBlobs(link.storage)
+        manager = await ls.registry.run(
+            lambda: SessionManager.open(info.path, storage=link.storage, blobs=blobs)
+        )
     except OSError as exc:
         link.failed(exc)
         raise errors.PersistenceFailed(f"the shared store is unreachable: {link.error}") from exc
