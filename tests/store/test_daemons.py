@@ -189,3 +189,19 @@ def test_sync_watch_on_both_machines_carries_appends_both_ways(tmp_path: Path, p
     for p in (pa, pb):
         loads_cleanly(p)
         assert len(ids_in(p)) == len(set(ids_in(p)))
+
+
+def test_a_session_new_in_the_store_refreshes_the_lists(tmp_path: Path, pg_url: str) -> None:
+    alpha = Machine(tmp_path, "alpha", pg_url)
+    beta_agent = tmp_path / "beta" / "agent"
+    beta_agent.mkdir(parents=True)
+    with daemon(tmp_path, "beta", beta_agent, pg_url) as b:
+        assert b.request("session/list", {"all": True})["sessions"] == []
+        time.sleep(0.5)  # the listener connects
+        b.notifications.clear()
+        pa = alpha.sessions / f"s_{SESSION_ID}.jsonl"
+        alpha.write(pa, header(), message("m1", None, "brand new"))
+        alpha.sync()
+        b.wait_for_notification("session/didChangeList", timeout=10)
+        [info] = b.request("session/list", {"all": True})["sessions"]
+        assert info["machine"] == "alpha"

@@ -82,7 +82,8 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
         e.affectsConfiguration(`${Setting.section}.${Setting.serverCommand}`) ||
         e.affectsConfiguration(`${Setting.section}.${Setting.serverArgs}`) ||
         e.affectsConfiguration(`${Setting.section}.${Setting.python}`) ||
-        e.affectsConfiguration(`${Setting.section}.${Setting.agentDir}`)
+        e.affectsConfiguration(`${Setting.section}.${Setting.agentDir}`) ||
+        e.affectsConfiguration(`${Setting.section}.store`)
       ) {
         void vscode.commands.executeCommand(Command.serverRestart);
       }

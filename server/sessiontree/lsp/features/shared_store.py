@@ -13,6 +13,7 @@ notifications sent meanwhile are gone.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -47,6 +48,10 @@ class StoreLink:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        # Sessions the listener has heard of: a notification naming another one means a
+        # session appeared in the store, and the client's lists are told to refresh.
+        self._known: set[int] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def status(self) -> t.StoreStatus:
         return t.StoreStatus(reachable=self.reachable, machine=self.storage.machine, error=self.error)
@@ -60,8 +65,10 @@ class StoreLink:
         self.error = None
 
     def listen(self) -> None:
-        """Start the listener thread (once)."""
+        """Start the listener thread (once; called on the event loop)."""
         with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.get_running_loop()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="store-listen", daemon=True)
                 self._thread.start()
@@ -86,6 +93,16 @@ class StoreLink:
             except Exception:
                 log.exception("following the shared session %s failed", s.handle)
 
+    def _maybe_new(self, pk: int) -> None:
+        if self._known is None or pk in self._known:
+            return
+        self._known.add(pk)
+        loop = self._loop
+        if loop is not None:
+            from sessiontree.lsp import notify
+
+            loop.call_soon_threadsafe(notify.did_change_list, self.ls, None)
+
     def _run(self) -> None:
         from sessiontree.core.store.pg_schema import NOTIFY_CHANNEL
 
@@ -95,6 +112,7 @@ class StoreLink:
             try:
                 conn = self.storage.pool.connect()
                 conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                self._known = {x.pk for x in self.storage.list_sessions()}
                 if not self.reachable:
                     log.info("the shared store is reachable again")
                 self.ok()
@@ -108,6 +126,7 @@ class StoreLink:
                         except ValueError:
                             continue
                         self._wake(self._shared_sessions(pk))
+                        self._maybe_new(pk)
             except Exception as exc:
                 if self._stop.is_set():
                     break
