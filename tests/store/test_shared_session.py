@@ -47,3 +47,17 @@ def test_open_write_follow_and_reach_the_owner(a: Machine, pg_url: str) -> None:
     # Reopened from the store, it holds the same entries in the same order.
     again = SessionManager.open(path, storage=PostgresSessionStorage(pg_url))
     assert [e["id"] for e in again.get_entries()] == ["m1", "m2", "m3", new_id]
+
+
+def test_a_shared_session_is_append_only_in_the_store(a: Machine, pg_url: str) -> None:
+    pa = a.sessions / f"s_{SESSION_ID}.jsonl"
+    a.write(pa, header(), message("m1", None, "hello"))
+    a.sync()
+    storage, path = shared(pg_url)
+    with pytest.raises(PermissionError, match="append-only"):
+        storage.write_atomic(path, b"")
+    sm = SessionManager.open(path, storage=storage)
+    # A rename rewrites the header: refused in the store (the owner renames its file).
+    with pytest.raises(Exception, match="append-only"):
+        sm.set_session_name("renamed", source="user")
+    assert [e["id"] for e in SessionManager.open(path, storage=storage).get_entries()][:1] == ["m1"]

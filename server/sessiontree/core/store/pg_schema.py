@@ -125,8 +125,15 @@ CREATE POLICY conflicts_session ON {SCHEMA}.conflicts
     USING (EXISTS (SELECT 1 FROM {SCHEMA}.sessions s WHERE s.pk = session_pk));
 """
 
+# Sessions the sync shares are append-only in the store: the union of entries is the
+# merge, so a rewrite (a migration, a new header) is made on the owning machine only.
+_V3 = f"""
+ALTER TABLE {SCHEMA}.sessions ADD COLUMN shared boolean NOT NULL DEFAULT false;
+UPDATE {SCHEMA}.sessions SET shared = true WHERE session_id IS NOT NULL AND agent_dir IS NOT NULL;
+"""
+
 #: The migrations, in order; version n is reached by ``MIGRATIONS[n - 1]``.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 
 #: The version `migrate` brings a store to (the one place it lives).
 CURRENT_SCHEMA_VERSION = len(MIGRATIONS)

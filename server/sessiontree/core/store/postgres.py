@@ -486,6 +486,14 @@ class PostgresSessionStorage:
         with self.pool.transaction() as conn:
             if self._is_dir(conn, path):
                 raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+            shared = conn.execute(f"SELECT shared FROM {S}.sessions WHERE path = %s", (path,)).fetchone()
+            if shared is not None and shared[0]:
+                raise PermissionError(
+                    errno.EPERM,
+                    "a shared session is append-only in the store; rewrites (a migration, a new name) "
+                    "are made on the machine that owns it",
+                    path,
+                )
             conn.execute(f"DELETE FROM {S}.sessions WHERE path = %s", (path,))
             row = self._create_file(conn, path)
             self._insert_lines(conn, int(row[0]), 0, 0, bytes(data))
@@ -662,7 +670,8 @@ class PostgresSessionStorage:
             conn.execute(f"DELETE FROM {S}.sessions WHERE path = %s", (path,))
             row = conn.execute(
                 f"INSERT INTO {S}.sessions (path, dir, session_id, machine, os_user, agent_dir, cwd,"
-                " file_name, team, mtime_ns) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING pk",
+                " file_name, team, mtime_ns, shared) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, true)"
+                " RETURNING pk",
                 (
                     path,
                     _parent(path),
