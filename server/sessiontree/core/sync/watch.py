@@ -60,7 +60,10 @@ def _watch_files(roots: list[str], out: queue.Queue[str], stop: threading.Event)
     existing = [r for r in roots if os.path.isdir(r)]
     if not existing:
         return
-    for changes in fs_watch(*existing, stop_event=stop, debounce=50, step=20, rust_timeout=500):
+    polling = os.environ.get("SESSIONTREE_WATCH_POLLING") == "1"
+    for changes in fs_watch(
+        *existing, stop_event=stop, debounce=50, step=20, rust_timeout=500, force_polling=polling or None
+    ):
         for _change, path in changes:
             if path.endswith(".jsonl"):
                 out.put("file:" + path)
