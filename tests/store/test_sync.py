@@ -251,3 +251,24 @@ def test_blobs_travel_with_the_entries_that_reference_them(a: Machine, b: Machin
     sm = SessionManager.open(info.path, storage=storage, blobs=PgBlobs(storage))
     [e] = sm.get_entries()
     assert e["message"]["content"][1]["data"] != f"blob:sha256:{digest}"
+
+
+def test_a_session_deleted_from_the_store_is_shared_again(a: Machine, pg_url: str) -> None:
+    pa = start_session(a, 3)
+    a.sync()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"DELETE FROM {SCHEMA}.sessions")
+    a.write(pa, message("a0100", "a0002", "after the delete"))
+    [r] = a.sync()
+    assert r.pushed == 4
+    assert store_ids(pg_url) == ids_in(pa)
+
+
+def test_a_file_that_is_no_regular_file_is_skipped_and_the_others_sync(a: Machine, pg_url: str) -> None:
+    import os
+
+    pa = start_session(a, 2)
+    os.mkfifo(a.sessions / "fifo.jsonl")  # would block a reader forever
+    results = {Path(r.path).name: r for r in a.sync()}
+    assert results[pa.name].pushed == 2
+    assert results["fifo.jsonl"].skipped == "not a regular file"

@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         files = syncer.sessions_of(roots)
         results = []
         for i, f in enumerate(files, 1):
-            results.append(syncer.sync_file(f))
+            results.extend(syncer.sync_files([f]))
             if len(files) > 20 and i % 20 == 0:
                 say(f"{i}/{len(files)} sessions")
         report(results)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat as stat_module
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -34,7 +35,14 @@ from ..errors import BlobError, LockTimeoutError
 from ..format.jsonl import dumps_line, is_session_header, loads_line
 from ..store.blobs import BlobStore
 from ..store.file import FileSessionStorage
-from ..store.postgres import PgBlobs, PostgresSessionStorage, SessionMeta, default_user, entry_hash
+from ..store.postgres import (
+    PgBlobs,
+    PostgresSessionStorage,
+    SessionMeta,
+    StoreUnreachable,
+    default_user,
+    entry_hash,
+)
 from .state import FileMark, SyncState, default_state_path
 
 __all__ = ["FileResult", "SyncOptions", "Syncer"]
@@ -200,6 +208,10 @@ class Syncer:
             result.skipped = "missing"
             self.state.drop(path)
             return result
+        if not stat_module.S_ISREG(st.st_mode):
+            # A FIFO or device named like a session would block or never end.
+            result.skipped = "not a regular file"
+            return result
         mark = self.state.get(path)
         if mark is not None and (mark.inode != st.st_ino or st.st_size < mark.offset):
             # Rewritten or truncated: read it whole again (pushing again is harmless).
@@ -279,9 +291,14 @@ class Syncer:
         for i in range(0, total, step):
             batch = todo[i : i + step]
             self._push_blobs(b"".join(ln.line for ln in batch))
-            res = self.store.push_entries(
-                mark.pk, [(ln.entry_id, ln.line, ln.digest) for ln in batch], damaged=result.damaged
-            )
+            try:
+                res = self.store.push_entries(
+                    mark.pk, [(ln.entry_id, ln.line, ln.digest) for ln in batch], damaged=result.damaged
+                )
+            except FileNotFoundError:
+                # The store lost the session (deleted by its admin): share it again from scratch.
+                self.state.drop(path)
+                return self.sync_file(path)
             result.pushed += res.inserted
             result.conflicts.extend(res.conflicts)
             mark.pushed_to = batch[-1].end
@@ -340,8 +357,17 @@ class Syncer:
         return result
 
     def sync_files(self, paths: Iterable[str]) -> list[FileResult]:
-        """A round on each file."""
-        return [self.sync_file(p) for p in paths]
+        """A round on each file; a file that cannot be read is reported and the others go on
+        (a lost store stops the run: `StoreUnreachable`)."""
+        out = []
+        for p in paths:
+            try:
+                out.append(self.sync_file(p))
+            except StoreUnreachable:
+                raise
+            except OSError as exc:
+                out.append(FileResult(os.path.abspath(p), skipped=f"unreadable: {exc.strerror or exc}"))
+        return out
 
     def fetch(self, session_id: str, sessions_dir: str) -> str:
         """Make a local copy of the shared session ``session_id`` in ``sessions_dir`` (its
