@@ -105,7 +105,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
       sessions.refresh();
     }),
     vscode.commands.registerCommand(Command.serverShowLog, () => daemon.output.show()),
-    ...registerShared(daemon, (result, path) => current.adopt(result, path)),
+    ...registerShared(daemon, sessions.onDidChangeTreeData, (result, path) => current.adopt(result, path)),
   );
   void vscode.commands.executeCommand('setContext', ContextKey.showAll, false);
   void vscode.commands.executeCommand('setContext', ContextKey.hasSession, false);

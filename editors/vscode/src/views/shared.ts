@@ -6,7 +6,6 @@
  * the Sessions view (local files) is unaffected either way.
  */
 import * as vscode from 'vscode';
-import { Notification } from '../constants';
 import type { Daemon, SessionInfo } from '../protocol';
 import { formatAge } from './rows';
 import { sessionLabel } from './sessions';
@@ -70,12 +69,18 @@ export class SharedSessionsProvider implements vscode.TreeDataProvider<SharedNod
   private readonly disposables: vscode.Disposable[] = [];
   private cache: SharedNode[] | undefined;
 
+  /**
+   * `listChanged` is the Sessions view's own change event: it refreshes on
+   * `session/didChangeList`, and a notification has one handler per method in the language
+   * client, so this view follows that view rather than registering a second one.
+   */
   constructor(
     private readonly daemon: Daemon,
+    listChanged: vscode.Event<unknown>,
     private readonly now: () => number = () => Date.now(),
     private readonly limit = 500,
   ) {
-    this.disposables.push(daemon.onNotification(Notification.didChangeList, () => this.refresh()));
+    this.disposables.push(listChanged(() => this.refresh()));
   }
 
   refresh(): void {
@@ -150,9 +155,10 @@ export class SharedSessionsProvider implements vscode.TreeDataProvider<SharedNod
  */
 export function registerShared(
   daemon: Daemon,
+  listChanged: vscode.Event<unknown>,
   adopt: (result: { session: string; header: Record<string, unknown>; leafId: string | null; displayName?: string; path?: string }, path?: string) => unknown,
 ): vscode.Disposable[] {
-  const provider = new SharedSessionsProvider(daemon);
+  const provider = new SharedSessionsProvider(daemon, listChanged);
   const view = vscode.window.createTreeView(SHARED_VIEW, { treeDataProvider: provider });
   return [
     provider,

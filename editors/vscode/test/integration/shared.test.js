@@ -93,7 +93,7 @@ test('the Shared Sessions view against the real daemon and a real store', async 
     await store.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   });
-  const provider = new SharedSessionsProvider(d.daemon);
+  const provider = new SharedSessionsProvider(d.daemon, () => ({ dispose() {} }));
 
   const [machine] = await provider.getChildren();
   assert.equal(machine.kind, 'machine');

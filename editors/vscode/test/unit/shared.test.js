@@ -31,7 +31,9 @@ test('the provider lists every project and shows who and where', async () => {
   const daemon = new FakeDaemon({
     'session/list': (p) => ({ sessions: p.all ? [info('a', 'alpha')] : [], store: { reachable: true, machine: 'me' } }),
   });
-  const provider = new SharedSessionsProvider(daemon, () => Date.parse('2026-01-01T01:00:00Z'));
+  const vscode = require('vscode');
+  const listChanged = new vscode.EventEmitter();
+  const provider = new SharedSessionsProvider(daemon, listChanged.event, () => Date.parse('2026-01-01T01:00:00Z'));
   const [machine] = await provider.getChildren();
   assert.equal(provider.getTreeItem(machine).label, 'alpha');
   assert.match(provider.getTreeItem(machine).description, /1 session · alpha-user/);
@@ -39,7 +41,7 @@ test('the provider lists every project and shows who and where', async () => {
   const item = provider.getTreeItem(session);
   assert.equal(item.command.command, 'sessiontree.shared.open');
   assert.match(item.description, /alpha-user · proj · /);
-  daemon.notify('session/didChangeList', {});
+  listChanged.fire();  // the Sessions view refreshed (on session/didChangeList)
   await provider.getChildren();
   assert.equal(daemon.calls.filter(([m]) => m === 'session/list').length, 2);
 });

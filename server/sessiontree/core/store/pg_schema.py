@@ -126,10 +126,15 @@ CREATE POLICY conflicts_session ON {SCHEMA}.conflicts
 """
 
 # Sessions the sync shares are append-only in the store: the union of entries is the
-# merge, so a rewrite (a migration, a new header) is made on the owning machine only.
+# merge, so a rewrite (a migration, a new header) is made on the owning machine only. And
+# each session's entry count, kept as entries arrive, for listings.
 _V3 = f"""
 ALTER TABLE {SCHEMA}.sessions ADD COLUMN shared boolean NOT NULL DEFAULT false;
 UPDATE {SCHEMA}.sessions SET shared = true WHERE session_id IS NOT NULL AND agent_dir IS NOT NULL;
+-- Listings show each session's entry count without counting its rows.
+ALTER TABLE {SCHEMA}.sessions ADD COLUMN entry_count bigint NOT NULL DEFAULT 0;
+UPDATE {SCHEMA}.sessions s SET entry_count =
+    (SELECT count(*) FROM {SCHEMA}.entries e WHERE e.session_pk = s.pk AND e.entry_id IS NOT NULL);
 """
 
 #: The migrations, in order; version n is reached by ``MIGRATIONS[n - 1]``.

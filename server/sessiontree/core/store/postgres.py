@@ -369,8 +369,9 @@ class PostgresSessionStorage:
             (pk, self.machine, seqs, offs, ids, lines, hashes),
         )
         conn.execute(
-            f"UPDATE {S}.sessions SET size = %s, last_seq = %s, mtime_ns = %s, updated_at = now() WHERE pk = %s",
-            (off, seq, self._now_ns(), pk),
+            f"UPDATE {S}.sessions SET size = %s, last_seq = %s, mtime_ns = %s, updated_at = now(),"
+            " entry_count = entry_count + %s WHERE pk = %s",
+            (off, seq, self._now_ns(), sum(1 for i in ids if i is not None), pk),
         )
         if header_id is not None:
             self._claim_session_id(conn, pk, header_id, lines[0])
@@ -616,7 +617,7 @@ class PostgresSessionStorage:
 
     _SESSION_COLS = (
         "pk, session_id, path, machine, os_user, agent_dir, cwd, file_name, team, size, last_seq,"
-        " (SELECT count(*) FROM {S}.entries e WHERE e.session_pk = s.pk AND e.entry_id IS NOT NULL),"
+        " entry_count,"
         " damaged_lines, mtime_ns"
     ).replace("{S}", S)
 
