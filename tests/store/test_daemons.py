@@ -131,8 +131,22 @@ def test_two_machines_live(
         )
         a.wait_for_notification("session/didChangeLabel", lambda p: p["session"] == ha, timeout=15)
         wait_until(lambda: len(ids_in(pa)) == 4)
+        # Navigating back with a summary on beta: the summary reaches alpha's file and daemon.
+        a.notifications.clear()
+        nav = b.request(
+            "session/navigate", {"session": hb, "targetId": "m1", "summarize": True, "summary": "tried m2"}
+        )
+        summary_id = nav["summaryEntry"]["id"]
+        assert summary_id, nav
+        wait_until(lambda: summary_id in ids_in(pa))
+        note = a.wait_for_notification(
+            "session/didChange",
+            lambda p: p["session"] == ha and summary_id in [e["id"] for e in p["appended"]],
+            timeout=15,
+        )
+        assert note["appended"][-1]["type"] == "branch_summary"
         loads_cleanly(pa)
-        assert len(ids_in(pa)) == len(set(ids_in(pa)))
+        assert len(ids_in(pa)) == len(set(ids_in(pa))) == 5
 
 
 def test_an_unreachable_store_leaves_local_sessions_working(tmp_path: Path, alpha: Machine) -> None:
