@@ -51,3 +51,25 @@ def test_unreachable_store_is_one_clear_line(tmp_path: object) -> None:
 def test_ls_groups_by_machine(pg_url: str, tmp_path: object) -> None:
     code, out = st("store", "ls", pg_url)
     assert code == 0 and out == ""
+
+
+def test_ls_and_conflicts_show_what_the_store_holds(pg_url: str, tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    from machines import SESSION_ID, Machine, header, message
+
+    a, b = Machine(Path(str(tmp_path)), "alpha", pg_url), Machine(Path(str(tmp_path)), "beta", pg_url)
+    pa = a.sessions / "s.jsonl"
+    a.write(pa, header(), message("m1", None, "hi"), message("same", "m1", "alpha's"))
+    a.sync()
+    pb = Path(b.syncer().fetch(SESSION_ID, str(b.sessions)))
+    pb.write_text(pb.read_text().replace("alpha's", "beta's"))  # same id, other content
+    b.sync()
+    code, out = st("store", "ls", pg_url)
+    assert code == 0 and out.splitlines()[0] == "alpha:" and SESSION_ID in out and "2 entries" in out
+    code, out = st("store", "ls", "--json", pg_url)
+    [row] = json.loads(out)
+    assert (row["session_id"], row["machine"], row["entries"]) == (SESSION_ID, "alpha", 2)
+    code, out = st("store", "conflicts", pg_url)
+    assert code == 1 and "entry same: beta's copy differs" in out
