@@ -137,13 +137,16 @@ class PgPool:
         self._idle: list[Any] = []
         self._lock = threading.Lock()
         self._max_idle = max_idle
-        self._connect_timeout = connect_timeout
+        #: Seconds to wait for a connection (libpq's connect_timeout, at least 1).
+        self.connect_timeout = connect_timeout
 
     def connect(self) -> Any:
         import psycopg
 
         try:
-            return psycopg.connect(self.url, autocommit=True, connect_timeout=int(self._connect_timeout))
+            return psycopg.connect(
+                self.url, autocommit=True, connect_timeout=max(1, int(self.connect_timeout))
+            )
         except psycopg.OperationalError as exc:
             raise StoreUnreachable(errno.ECONNREFUSED, f"the session store is unreachable: {exc}") from exc
 

@@ -17,6 +17,7 @@ import asyncio
 import logging
 import os
 import threading
+import time
 import weakref
 from typing import Any
 
@@ -43,8 +44,12 @@ class StoreLink:
 
         self.ls = ls
         self.storage = PostgresSessionStorage(url)
+        # A list must not wait long for a store that is down: connect briefly, and after a
+        # failure leave the store alone for a while (the listener notices it coming back).
+        self.storage.pool.connect_timeout = 3.0
         self.reachable = True
         self.error: str | None = None
+        self.retry_at = 0.0
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -57,10 +62,12 @@ class StoreLink:
         return t.StoreStatus(reachable=self.reachable, machine=self.storage.machine, error=self.error)
 
     def failed(self, exc: BaseException) -> None:
+        self.retry_at = time.monotonic() + 10.0
         self.reachable = False
         self.error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
     def ok(self) -> None:
+        self.retry_at = 0.0
         self.reachable = True
         self.error = None
 
@@ -236,6 +243,9 @@ async def extend_list(ls: SessionTreeServer, p: t.ListParams, result: t.ListResu
     me, user = link.storage.machine, default_user()
     local = [attrs.evolve(i, machine=me, user=user, local=True) for i in result.sessions]
     seen = {i.id for i in local}
+    if not link.reachable and time.monotonic() < link.retry_at:
+        link.listen()
+        return t.ListResult(sessions=local, store=link.status())
     try:
         shared = await ls.registry.run(_shared_infos, link)
         link.ok()
