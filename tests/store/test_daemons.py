@@ -182,12 +182,20 @@ def test_sync_watch_on_both_machines_carries_appends_both_ways(tmp_path: Path, p
     alpha.sync()
     pb = Path(beta.syncer().fetch(SESSION_ID, str(beta.sessions)))
     procs = [alpha.cli("--watch", "--quiet"), beta.cli("--watch", "--quiet")]
+    # Beta's daemon follows beta's own copy, as a file (no store needed for that).
+    bd = daemon(tmp_path, "beta", beta.agent_dir, None)
     try:
+        hb = bd.request("session/open", {"path": str(pb)})["session"]
         time.sleep(0.5)
         t0 = time.monotonic()
         alpha.write(pa, message("a1", "m1", "from alpha"))
         wait_until(lambda: "a1" in ids_in(pb))
         print(f"alpha file -> beta file through two sync --watch: {(time.monotonic() - t0) * 1000:.0f} ms")
+        bd.wait_for_notification(
+            "session/didChange",
+            lambda p: p["session"] == hb and "a1" in [e["id"] for e in p["appended"]],
+            timeout=15,
+        )
         beta.write(pb, message("b1", "a1", "from beta"))
         wait_until(lambda: "b1" in ids_in(pa))
         for i in range(10):
@@ -195,6 +203,7 @@ def test_sync_watch_on_both_machines_carries_appends_both_ways(tmp_path: Path, p
             beta.write(pb, message(f"b-{i}", "b1", "y"))
         wait_until(lambda: len(ids_in(pa)) == len(ids_in(pb)) == 23)
     finally:
+        bd.close()
         for p in procs:
             p.send_signal(signal.SIGTERM)
         for p in procs:
