@@ -104,7 +104,7 @@ def main() -> int:
         size_mb = path.stat().st_size / 1e6
         session_id = json.loads(path.read_bytes().split(b"\n", 1)[0])["id"]
 
-        alpha = Syncer(PostgresSessionStorage(url, machine="alpha"), state_path=str(base / "alpha.json"))
+        alpha = Syncer(PostgresSessionStorage(url, machine="alpha"), state_path=str(base / "alpha-sync"))
         w, c, r = timed(lambda: alpha.sync_file(str(path)))
         rows.append(
             (
@@ -126,7 +126,7 @@ def main() -> int:
         rows.append(("sync with nothing changed", f"{fmt(w)} (cpu {fmt(c)})"))
 
         b_dir = base / "beta" / "agent" / "sessions" / "--bench--"
-        beta = Syncer(PostgresSessionStorage(url, machine="beta"), state_path=str(base / "beta.json"))
+        beta = Syncer(PostgresSessionStorage(url, machine="beta"), state_path=str(base / "beta-sync"))
         w, c, _ = timed(lambda: beta.fetch(session_id, str(b_dir)))
         rows.append(("first pull to a second machine (fetch)", f"{fmt(w)} (cpu {fmt(c)})"))
 
@@ -218,7 +218,7 @@ def latency(
                 "--agent-dir",
                 str(a_agent),
                 "--state",
-                str(base / "alpha.json"),
+                str(base / "alpha-sync"),
                 "--store",
                 url,
             ],

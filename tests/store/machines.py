@@ -47,7 +47,7 @@ class Machine:
         self.agent_dir = base / name / "agent"
         self.sessions = self.agent_dir / "sessions" / "--work-project--"
         self.sessions.mkdir(parents=True)
-        self.state = str(base / name / "state.json")
+        self.state = str(base / name / "sync-state")
 
     def syncer(self, options: SyncOptions | None = None) -> Syncer:
         storage = PostgresSessionStorage(self.url, machine=self.name)

@@ -272,3 +272,19 @@ def test_a_file_that_is_no_regular_file_is_skipped_and_the_others_sync(a: Machin
     results = {Path(r.path).name: r for r in a.sync()}
     assert results[pa.name].pushed == 2
     assert results["fifo.jsonl"].skipped == "not a regular file"
+
+
+def test_two_syncs_on_one_machine_at_once_double_nothing(a: Machine, b: Machine, pg_url: str) -> None:
+    # A `sync --watch` and a `sync` by hand on the same machine: rounds on one file take turns.
+    pa = start_session(a, 2)
+    a.sync()
+    pb = fetch(b)
+    for i in range(40):
+        a.write(pa, message(f"x{i}", "a0001", "x"))
+    a.sync()
+    threads = [threading.Thread(target=b.sync) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert_same_and_clean(pa, pb, url=pg_url)

@@ -58,6 +58,9 @@ def paths_blobs_dir(agent_dir: str) -> str:
 #: Entries per push transaction.
 BATCH = 2000
 
+#: Seconds a round waits for another sync's round on the same file.
+LOCK_WAIT = 30.0
+
 _BLOB_REF = re.compile(rb"blob:sha256:([0-9a-f]{64})")
 
 
@@ -196,8 +199,19 @@ class Syncer:
 
     def sync_file(self, path: str) -> FileResult:
         """One round on ``path`` (push, then pull); raises ``StoreUnreachable`` when the store
-        is lost (the marks stay where the last completed step left them)."""
+        is lost (the marks stay where the last completed step left them).
+
+        Rounds on one file are serialized across processes (a lock in sessiontree's own
+        lock directory): two syncs on one machine must not both append the same pulled
+        entry. A file another sync holds for longer than ``LOCK_WAIT`` is left for later."""
         path = os.path.abspath(path)
+        try:
+            with self.files.lock(path + ".sessiontree-sync", timeout=LOCK_WAIT):
+                return self._sync_file_locked(path)
+        except LockTimeoutError:
+            return FileResult(path, skipped="busy (another sync holds it)")
+
+    def _sync_file_locked(self, path: str) -> FileResult:
         result = FileResult(path)
         if self._is_excluded(path):
             result.skipped = "excluded"
@@ -298,7 +312,7 @@ class Syncer:
             except FileNotFoundError:
                 # The store lost the session (deleted by its admin): share it again from scratch.
                 self.state.drop(path)
-                return self.sync_file(path)
+                return self._sync_file_locked(path)
             result.pushed += res.inserted
             result.conflicts.extend(res.conflicts)
             mark.pushed_to = batch[-1].end
