@@ -42,3 +42,16 @@ def env(request: pytest.FixtureRequest, pg_url: str) -> Iterator[contract.Env]:
         yield e
     finally:
         storage.close()
+
+
+def test_a_lock_timeout_leaves_no_timeout_on_pooled_connections(pg_url: str) -> None:
+    from sessiontree.core.errors import LockTimeoutError
+
+    s = PostgresSessionStorage(pg_url)
+    other = PostgresSessionStorage(pg_url)
+    with other.lock("/f", timeout=1), pytest.raises(LockTimeoutError), s.lock("/f", timeout=0.01):
+        pass
+    with s.pool.connection() as conn:
+        assert conn.execute("SHOW lock_timeout").fetchone() == ("0",)
+    s.close()
+    other.close()

@@ -597,7 +597,12 @@ class PostgresSessionStorage:
             conn.execute(f"SET lock_timeout = {max(1, int(timeout * 1000))}")
             conn.execute(f"SELECT {fn}(hashtextextended(%s, 0))", (f"sessiontree:{path}",))
         except psycopg.errors.LockNotAvailable:
-            self.pool.give(conn)
+            # The timeout must not stay on a pooled connection (row locks would time out).
+            try:
+                conn.execute("RESET lock_timeout")
+                self.pool.give(conn)
+            except psycopg.Error:
+                conn.close()
             raise LockTimeoutError(path, timeout) from None
         except psycopg.OperationalError as exc:
             conn.close()
