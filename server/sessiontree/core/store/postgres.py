@@ -180,6 +180,9 @@ class PgPool:
             yield conn
         except psycopg.OperationalError as exc:
             conn.close()
+            # One lost connection (a restarted server) means the idle ones are gone too:
+            # the next use connects afresh instead of failing on each of them in turn.
+            self.close()
             raise StoreUnreachable(errno.EIO, f"the session store connection was lost: {exc}") from exc
         except BaseException:
             if conn.info.transaction_status != 0:
