@@ -228,3 +228,32 @@ def test_a_session_new_in_the_store_refreshes_the_lists(tmp_path: Path, pg_url: 
         b.wait_for_notification("session/didChangeList", timeout=10)
         [info] = b.request("session/list", {"all": True})["sessions"]
         assert info["machine"] == "alpha"
+
+
+def test_the_daemon_rides_out_a_store_restart(
+    tmp_path: Path, alpha: Machine, pg_url: str, pg_server: Any
+) -> None:
+    pa = alpha.sessions / f"s_{SESSION_ID}.jsonl"
+    alpha.write(pa, header(), message("m1", None, "hi"))
+    alpha.sync()
+    beta_agent = tmp_path / "beta" / "agent"
+    beta_agent.mkdir(parents=True)
+    with daemon(tmp_path, "beta", beta_agent, pg_url) as b:
+        hb = b.request("session/openShared", {"sessionId": SESSION_ID})["session"]
+        pg_server.stop("immediate")
+        try:
+            listed = b.request("session/list", {"all": True})
+            assert listed["store"]["reachable"] is False
+            # The open session keeps what it holds.
+            assert b.request("session/entries", {"session": hb})["total"] == 1
+        finally:
+            pg_server.start()
+        wait_until(lambda: b.request("session/list", {"all": True})["store"]["reachable"], timeout=40)
+        b.notifications.clear()
+        alpha.write(pa, message("m2", "m1", "after the restart"))
+        alpha.sync()
+        b.wait_for_notification(
+            "session/didChange",
+            lambda p: p["session"] == hb and [e["id"] for e in p["appended"]] == ["m2"],
+            timeout=20,
+        )
