@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import signal
 import statistics
 import subprocess
@@ -150,6 +151,7 @@ def main() -> int:
         rows.extend(latency(base, url, session_id, path, a_agent, args.rounds, env))
     finally:
         server.destroy()
+        shutil.rmtree(base, ignore_errors=True)
     load = os.getloadavg()
     if args.markdown:
         print(
