@@ -7,6 +7,8 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -f /usr/share/lua/5.1/busted/runner.lua ] || need+=(lua-busted)
 [ -f /usr/include/krb5.h ] || dpkg -s libkrb5-dev >/dev/null 2>&1 || need+=(libkrb5-dev)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
+# the PostgreSQL server binaries the shared-store tests start in a temporary directory
+[ -x /usr/lib/postgresql/15/bin/initdb ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"

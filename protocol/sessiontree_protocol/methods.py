@@ -55,6 +55,8 @@ SESSION_DOCTOR: Final = "session/doctor"
 SESSION_GRAPH: Final = "session/graph"
 SESSION_EXPORT: Final = "session/export"
 SESSION_DIFF: Final = "session/diff"
+# The shared session store (docs/shared-store.md).
+SESSION_OPEN_SHARED: Final = "session/openShared"
 
 # Notifications (server to client)
 SESSION_DID_CHANGE: Final = "session/didChange"
@@ -98,6 +100,7 @@ REQUESTS: Final[tuple[str, ...]] = (
     SESSION_GRAPH,
     SESSION_EXPORT,
     SESSION_DIFF,
+    SESSION_OPEN_SHARED,
 )
 
 NOTIFICATIONS: Final[tuple[str, ...]] = (
@@ -109,7 +112,15 @@ NOTIFICATIONS: Final[tuple[str, ...]] = (
 )
 
 ADDITIONS: Final[frozenset[str]] = frozenset(
-    {SESSION_HISTORY, SESSION_BACK, SESSION_DOCTOR, SESSION_GRAPH, SESSION_EXPORT, SESSION_DIFF}
+    {
+        SESSION_HISTORY,
+        SESSION_BACK,
+        SESSION_DOCTOR,
+        SESSION_GRAPH,
+        SESSION_EXPORT,
+        SESSION_DIFF,
+        SESSION_OPEN_SHARED,
+    }
 )
 """Methods the project adds to PROTOCOL.md."""
 

@@ -23,6 +23,8 @@ COMMANDS: dict[str, str] = {
     "graph": "graph",
     "export": "export",
     "diff": "diff",
+    "store": "store",
+    "sync": "sync",
 }
 
 

@@ -220,6 +220,7 @@ CORE_ROOMS: dict[str, set[str]] = {
     "graph": {"view", "format"},
     "export": {"format", "view", "errors", "ids"},
     "compare": {"format", "view", "errors"},
+    "sync": {"format", "store", "errors", "paths"},
 }
 
 

@@ -104,6 +104,10 @@ export class DaemonClient implements Daemon, vscode.Disposable {
     if (agentDir) {
       initializationOptions.agentDir = agentDir;
     }
+    const store = config.get<string>('store') || '';
+    if (store) {
+      initializationOptions.store = store;
+    }
     const clientOptions: LanguageClientOptions = {
       documentSelector: [],
       outputChannel: this.output,

@@ -10,6 +10,7 @@ import { DiffDocuments, registerPictures } from './pictures';
 import { CurrentSession } from './session';
 import { SessionTreeProvider, type TreeElement } from './views/sessionTree';
 import { SessionsProvider } from './views/sessions';
+import { registerShared } from './views/shared';
 
 /** What `activate` returns: the live parts, for other extensions and the end-to-end tests. */
 export interface SessionTreeApi {
@@ -86,7 +87,8 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
         e.affectsConfiguration(`${Setting.section}.${Setting.serverCommand}`) ||
         e.affectsConfiguration(`${Setting.section}.${Setting.serverArgs}`) ||
         e.affectsConfiguration(`${Setting.section}.${Setting.python}`) ||
-        e.affectsConfiguration(`${Setting.section}.${Setting.agentDir}`)
+        e.affectsConfiguration(`${Setting.section}.${Setting.agentDir}`) ||
+        e.affectsConfiguration(`${Setting.section}.store`)
       ) {
         void vscode.commands.executeCommand(Command.serverRestart);
       }
@@ -119,6 +121,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
       }
     }),
     ...registerPictures({ daemon, current, treeView, diffDocs: new DiffDocuments(daemon) }),
+    ...registerShared(daemon, sessions.onDidChangeTreeData, (result, path) => current.adopt(result, path)),
   );
   void vscode.commands.executeCommand('setContext', ContextKey.showAll, false);
   void vscode.commands.executeCommand('setContext', ContextKey.hasSession, false);

@@ -597,6 +597,8 @@ export interface ListParams {
 export interface ListResult {
   /** The sessions, newest first. */
   sessions: SessionInfo[];
+  /** Addition: the shared store's state when the daemon has one (its sessions follow the local ones). */
+  store?: StoreStatus;
 }
 
 /** Entry to append: one agent message. */
@@ -695,6 +697,12 @@ export interface OpenResult {
   agent?: string;
   /** Addition: with `agent`, the shell command that resumes the session in its agent. */
   resumeCommand?: string;
+}
+
+/** Params of `session/openShared`: a shared session opened from the store by its id. */
+export interface OpenSharedParams {
+  /** The session id (`SessionInfo.id` of a listed shared session). */
+  sessionId: string;
 }
 
 /** Params of `session/path`. */
@@ -837,6 +845,12 @@ export interface SessionInfo {
   parentId?: string;
   /** Addition: "fork" or "subagent", with `parentId`. */
   parentKind?: string;
+  /** Addition: the machine the session lives on (set when the daemon has a shared store). */
+  machine?: string;
+  /** Addition: who ran it there (set when the daemon has a shared store). */
+  user?: string;
+  /** Addition: true for a file on this machine, false for a shared session only in the store (open it with `session/openShared`); absent without a store. */
+  local?: boolean;
 }
 
 /** Entry to append: how the session was started (systemPrompt, task, tools, outputSchema...). */
@@ -878,6 +892,16 @@ export interface SetNameParams {
 export interface SetNameResult {
   /** False when the name was refused (empty, or auto over a user title). */
   changed: boolean;
+}
+
+/** The shared store as the daemon last reached it. */
+export interface StoreStatus {
+  /** True when the store answered; false: only local sessions are listed. */
+  reachable: boolean;
+  /** This machine's name in the store. */
+  machine: string;
+  /** Why the store could not be used (when not reachable). */
+  error?: string;
 }
 
 /** Entry to append: the thinking level changed. */
@@ -1006,6 +1030,7 @@ export interface Requests {
   'session/graph': { params: GraphParams; result: GraphResult };
   'session/export': { params: ExportParams; result: ExportResult };
   'session/diff': { params: DiffParams; result: DiffResult };
+  'session/openShared': { params: OpenSharedParams; result: OpenResult };
 }
 
 /** Params of every notification the daemon sends, by method name. */

@@ -18,6 +18,10 @@ export interface SessionInfo {
   resumeCommand?: string | null;
   parentId?: string | null;
   parentKind?: string | null;
+  /** With a shared store: the machine it lives on, who ran it, whether it is a local file. */
+  machine?: string;
+  user?: string;
+  local?: boolean;
 }
 
 export interface OpenResult {

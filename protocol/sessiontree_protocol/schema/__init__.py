@@ -211,6 +211,7 @@ def render_markdown() -> str:
         t.FileCall,
         t.EditHunk,
         t.CommandRun,
+        t.StoreStatus,
     ):
         if extra not in classes:
             classes.append(extra)

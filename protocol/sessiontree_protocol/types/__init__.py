@@ -105,6 +105,7 @@ from sessiontree_protocol.types.shared import (
     SessionParams,
     TreeNode,
 )
+from sessiontree_protocol.types.store import OpenSharedParams, StoreStatus
 from sessiontree_protocol.types.tree import (
     TREE_MAX_DEPTH,
     BranchParams,
@@ -207,6 +208,7 @@ __all__ = [
     "OpenInMemoryParams",
     "OpenParams",
     "OpenResult",
+    "OpenSharedParams",
     "PathParams",
     "PrepareNavigationParams",
     "PrepareNavigationResult",
@@ -223,6 +225,7 @@ __all__ = [
     "SetLabelParams",
     "SetNameParams",
     "SetNameResult",
+    "StoreStatus",
     "ThinkingLevelChangeEntry",
     "TreeNode",
     "TreeParams",
@@ -269,6 +272,7 @@ METHOD_TO_TYPES: Final[dict[str, tuple[type, type | None]]] = {
     m.SESSION_GRAPH: (GraphParams, GraphResult),
     m.SESSION_EXPORT: (ExportParams, ExportResult),
     m.SESSION_DIFF: (DiffParams, DiffResult),
+    m.SESSION_OPEN_SHARED: (OpenSharedParams, OpenResult),
     # notifications
     m.SESSION_DID_CHANGE: (DidChangeParams, None),
     m.SESSION_DID_NAVIGATE: (DidNavigateParams, None),

@@ -6,6 +6,7 @@ import attrs
 
 from sessiontree_protocol.types.base import NameSource, _list, _opt, _req
 from sessiontree_protocol.types.shared import RecentSession, SessionInfo
+from sessiontree_protocol.types.store import StoreStatus
 
 # ---------------------------------------------------------------------------------------
 # Sessions
@@ -34,6 +35,10 @@ class ListResult:
     """Result of `session/list`, newest first."""
 
     sessions: list[SessionInfo] = _list("The sessions, newest first.")
+    store: StoreStatus | None = _opt(
+        "Addition: the shared store's state when the daemon has one (its sessions follow the local ones).",
+        addition=True,
+    )
 
 
 @attrs.define(kw_only=True)

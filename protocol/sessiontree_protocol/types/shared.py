@@ -45,6 +45,17 @@ class SessionInfo:
         addition=True,
     )
     parent_kind: str | None = _opt('Addition: "fork" or "subagent", with `parentId`.', addition=True)
+    machine: str | None = _opt(
+        "Addition: the machine the session lives on (set when the daemon has a shared store).", addition=True
+    )
+    user: str | None = _opt(
+        "Addition: who ran it there (set when the daemon has a shared store).", addition=True
+    )
+    local: bool | None = _opt(
+        "Addition: true for a file on this machine, false for a shared session only in the store "
+        "(open it with `session/openShared`); absent without a store.",
+        addition=True,
+    )
 
 
 @attrs.define(kw_only=True)

@@ -189,6 +189,18 @@ def _request_bytes(value: Any) -> int:
     return value
 
 
+def _store_url(value: Any) -> str:
+    # A URL or a conninfo ("host=... dbname=..."); psycopg reports the rest when connecting.
+    if not isinstance(value, str) or not value.strip():
+        raise Unfit
+    text = value.strip()
+    if "://" in text and not text.startswith(("postgresql://", "postgres://")):
+        raise Unfit
+    if "://" not in text and "=" not in text:
+        raise Unfit
+    return text
+
+
 def _option(
     key: str, expected: str, read: Callable[[Any], Any], doc: str, *, shown: str | None = None
 ) -> dict[str, Any]:
@@ -264,6 +276,20 @@ class ServerConfig:
             "Where navigation state lives (None: default_state_dir()); never inside the agent directory.",
         ),
     )
+
+    store: str | None = attrs.field(
+        default=None,
+        metadata=_option(
+            "store",
+            "a postgresql:// URL or a libpq conninfo string",
+            _store_url,
+            "The shared session store (docs/shared-store.md); None: $SESSIONTREE_STORE, else no store.",
+        ),
+    )
+
+    def resolved_store(self) -> str | None:
+        """The store in effect: the `store` option, else `$SESSIONTREE_STORE`, else None."""
+        return self.store or os.environ.get("SESSIONTREE_STORE") or None
 
     def resolved_state_dir(self) -> Path:
         """The directory of the navigation state file."""

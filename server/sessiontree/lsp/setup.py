@@ -11,13 +11,27 @@ from sessiontree.lsp.features import (
     navigation,
     pictures,
     sessions,
+    shared_store,
     tree,
     warm,
     watch,
 )
 from sessiontree.lsp.server import SessionTreeServer
 
-FEATURES = (lifecycle, sessions, tree, navigation, labels, context, append, doctor, watch, warm, pictures)
+FEATURES = (
+    lifecycle,
+    sessions,
+    tree,
+    navigation,
+    labels,
+    context,
+    append,
+    doctor,
+    watch,
+    warm,
+    pictures,
+    shared_store,
+)
 """The feature modules, in registration order."""
 
 

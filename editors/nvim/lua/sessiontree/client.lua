@@ -129,6 +129,7 @@ local function init_options()
     allowedRoots = c.allowed_roots,
     watch = c.watch,
     logLevel = c.log_level,
+    store = c.store,
   }
 end
 

@@ -23,6 +23,9 @@ M.defaults = {
   allowed_roots = nil,
   watch = true,
   log_level = nil,
+  -- store: the shared session store, a postgresql:// URL or conninfo (docs/shared-store.md);
+  -- nil: the daemon's $SESSIONTREE_STORE, else none. `:SessionTree shared` lists its sessions.
+  store = nil,
   -- Milliseconds to wait for the daemon's answer in the places that must block
   -- (:checkhealth, starting the daemon).
   timeout = 5000,
@@ -134,6 +137,7 @@ function M.validate(c)
     },
     cmd_env = { c.cmd_env, "table", true },
     agent_dir = { c.agent_dir, "string", true },
+    store = { c.store, "string", true },
     allowed_roots = {
       c.allowed_roots,
       function(v)
@@ -201,7 +205,8 @@ function M.validate(c)
 end
 
 -- Options whose default is nil, so they are absent from M.defaults but still known.
-local NIL_DEFAULTS = { cmd = true, cmd_env = true, agent_dir = true, allowed_roots = true, log_level = true }
+local NIL_DEFAULTS =
+  { cmd = true, cmd_env = true, agent_dir = true, allowed_roots = true, log_level = true, store = true }
 
 --- Merge user options over the defaults, validate and store them.
 --- Unknown top-level keys are reported, so typos do not pass silently.

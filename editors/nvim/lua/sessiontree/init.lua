@@ -10,6 +10,7 @@
 ---   export(opts)           save the path to the cursor's entry (md|html|jsonl, redacted)
 ---   mark(), diff(opts)     compare two entries in a diff tab (sessiontree.pictures)
 ---   close(), refresh()
+---   :SessionTree shared    other machines' sessions in the shared store (sessiontree.shared)
 
 local config = require("sessiontree.config")
 
@@ -285,6 +286,9 @@ M.subcommands = {
   -- :SessionTree diff [A [B]]
   diff = function(args)
     M.diff({ a = args[1], b = args[2] })
+  end,
+  shared = function()
+    require("sessiontree.shared").show()
   end,
 }
 

@@ -57,10 +57,19 @@ describe(":SessionTree", function()
     assert.are.equal(2, vim.fn.exists(":SessionTree"))
     local subs = vim.fn.getcompletion("SessionTree ", "cmdline")
     table.sort(subs)
-    assert.are.same(
-      { "close", "context", "diff", "doctor", "export", "mark", "open", "refresh", "sessions", "toggle" },
-      subs
-    )
+    assert.are.same({
+      "close",
+      "context",
+      "diff",
+      "doctor",
+      "export",
+      "mark",
+      "open",
+      "refresh",
+      "sessions",
+      "shared",
+      "toggle",
+    }, subs)
     assert.are.same({ "open" }, vim.fn.getcompletion("SessionTree op", "cmdline"))
   end)
 

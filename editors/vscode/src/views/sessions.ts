@@ -20,6 +20,10 @@ export function mergeSessions(lists: SessionInfo[][]): SessionInfo[] {
   const byPath = new Map<string, SessionInfo>();
   for (const list of lists) {
     for (const s of list) {
+      // Other machines' sessions in the shared store have their own view (views/shared.ts).
+      if (s.local === false) {
+        continue;
+      }
       if (!byPath.has(s.path)) {
         byPath.set(s.path, s);
       }

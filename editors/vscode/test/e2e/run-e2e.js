@@ -229,6 +229,38 @@ async function main() {
         const listed = await rowLabels(data.pane);
         await row.click();
         ack(data.token, { listed });
+      } else if (kind === 'FIRSTROWS') {
+        // a mouse click on a row of data.pane (Sessions), timed in the page from the mouse
+        // press to the first rows of data.tree (Session Tree, empty before) in the DOM
+        const treeBody = pane(data.tree).locator('.pane-body');
+        const target = rowOf(data.pane, data.label);
+        await target.waitFor({ state: 'visible', timeout: 15000 });
+        await page
+          .waitForFunction((el) => !el.querySelector('.monaco-list-row .label-name'), await treeBody.elementHandle(), { timeout: 15000 })
+          .catch(() => undefined);
+        await treeBody.evaluate((el) => {
+          const labels = () =>
+            [...el.querySelectorAll('.monaco-list-row .label-name')].map((n) => n.textContent.replace(/\s+/g, ' ').trim()).filter(Boolean);
+          const w = { before: labels(), pressedAt: null, firstAt: null, first: [] };
+          const observer = new MutationObserver(() => {
+            if (w.pressedAt === null || w.firstAt !== null) return;
+            const now = labels();
+            if (now.length > 0) {
+              w.firstAt = performance.now();
+              w.first = now;
+              observer.disconnect();
+            }
+          });
+          observer.observe(el, { subtree: true, childList: true, characterData: true });
+          document.addEventListener('mousedown', () => (w.pressedAt = performance.now()), { capture: true, once: true });
+          window.__sessiontreeFirstRows = w;
+        });
+        await target.click();
+        await page
+          .waitForFunction(() => window.__sessiontreeFirstRows.firstAt !== null, null, { timeout: data.timeout || 60000, polling: 50 })
+          .catch(() => undefined);
+        const w = await page.evaluate(() => window.__sessiontreeFirstRows);
+        ack(data.token, { before: w.before, first: w.first, ms: w.firstAt === null ? null : w.firstAt - w.pressedAt });
       } else if (kind === 'ROWS') {
         const rows = pane(data.pane).locator('.monaco-list-row').first();
         await rows.waitFor({ state: 'visible', timeout: 15000 });

@@ -103,6 +103,10 @@ class Follower:
     def __init__(self, session: FollowedSession, storage: Any) -> None:
         self._session = session
         self._real_fs = bool(getattr(storage, "is_real_fs", False))
+        # A backend that is no file system but can be followed through its own stat and
+        # read_range (the shared store): `sync` reads appends through it.
+        self._storage = storage
+        self._store_follow = not self._real_fs and bool(getattr(storage, "followable", False))
         #: The access guard of the storage (the daemon's allowed roots), if any.
         self._guard: PathGuard | None = getattr(storage, "guard", None)
         self.state: FileState | None = None
@@ -126,7 +130,7 @@ class Follower:
         self.detached = None
 
     def _path(self) -> str | None:
-        if not self._real_fs:
+        if not self._real_fs and not self._store_follow:
             return None
         return self._session.get_session_file()
 
@@ -166,6 +170,8 @@ class Follower:
         leaf = session.get_leaf_id()
         if path is None:
             return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf)
+        if self._store_follow:
+            return self._sync_through_storage(path, leaf)
         if self.detached is not None:
             st = stat_regular(path)
             if st is None or st.st_size == 0:
@@ -202,6 +208,47 @@ class Follower:
             appended=appended,
             old_leaf_id=leaf,
             leaf_id=session.get_leaf_id(),
+            labels=labels,
+            dropped=dropped,
+        )
+
+    def _sync_through_storage(self, path: str, leaf: str | None) -> SyncResult:
+        """`sync` for a followable backend: its stat gives identity and size, appended
+        complete lines come from its read_range; anything else reloads."""
+        fs = self.state
+        try:
+            st = self._storage.stat(path)
+        except FileNotFoundError:
+            return self._detach("deleted", leaf)
+        if fs is None:
+            return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf)
+        if st.inode != fs.inode or st.size < fs.end or self.detached is not None:
+            try:
+                self._session.reload_file()
+            except InvalidSessionFileError:
+                return self._detach("invalid", leaf)
+            self.detached = None
+            kind = ChangeKind.TRUNCATED if st.inode == fs.inode else ChangeKind.REPLACED
+            return SyncResult(kind, old_leaf_id=leaf, leaf_id=self._session.get_leaf_id(), reason=str(kind))
+        if st.size == fs.end:
+            fs.size, fs.mtime_ns = st.size, st.mtime_ns
+            return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf)
+        data = self._storage.read_range(path, fs.end, st.size - fs.end)
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf)
+        appended, labels, dropped = self._ingest(data[:cut], fs.end)
+        fs.end += cut
+        fs.size, fs.mtime_ns = st.size, st.mtime_ns
+        if not appended:
+            # Only our own lines read back.
+            return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf, dropped=dropped)
+        self._session.branch(appended[-1])
+        return SyncResult(
+            ChangeKind.APPENDED,
+            appended=appended,
+            old_leaf_id=leaf,
+            leaf_id=self._session.get_leaf_id(),
             labels=labels,
             dropped=dropped,
         )

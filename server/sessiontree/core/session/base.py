@@ -114,7 +114,9 @@ def stat_of(storage: Any, path: str) -> Any:
         fs = storage.stat(path)
     except FileNotFoundError:
         return None
-    return SimpleNamespace(st_size=fs.size, st_ino=0, st_dev=0, st_mtime_ns=fs.mtime_ns)
+    # A followable backend's identity tells a rewrite from an append (core/live).
+    ino = fs.inode if getattr(storage, "followable", False) else 0
+    return SimpleNamespace(st_size=fs.size, st_ino=ino, st_dev=0, st_mtime_ns=fs.mtime_ns)
 
 
 def st_int(st: Any, name: str, default: int = 0) -> int:

@@ -145,7 +145,11 @@ async def list_sessions(ls: SessionTreeServer, p: t.ListParams) -> t.ListResult:
         infos = [i for i in infos if matches(i)]
     if p.limit is not None:
         infos = infos[: max(0, p.limit)]
-    return t.ListResult(sessions=[mapping.session_info(i) for i in infos])
+    result = t.ListResult(sessions=[mapping.session_info(i) for i in infos])
+    # With a shared store: who and where, and the other machines' sessions (shared_store.py).
+    from sessiontree.lsp.features.shared_store import extend_list
+
+    return await extend_list(ls, p, result)
 
 
 async def recent_sessions(ls: SessionTreeServer, p: t.RecentParams) -> t.RecentResult:

@@ -10,6 +10,7 @@ function run() {
   const mocha = new Mocha({ ui: 'bdd', timeout: 30000, color: false, reporter: 'spec', ...(grep ? { grep } : {}) });
   mocha.addFile(path.join(__dirname, 'extension.test.js'));
   mocha.addFile(path.join(__dirname, 'graph.test.js'));
+  mocha.addFile(path.join(__dirname, 'firstRows.test.js'));
   return new Promise((resolve) => {
     const failures = [];
     const runner = mocha.run(() => {
