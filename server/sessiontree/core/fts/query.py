@@ -1,0 +1,280 @@
+"""Queries: a person's words made into an FTS5 expression, matched, ranked and placed in their trees.
+
+User input never reaches FTS5's syntax raw: each word is a quoted string (``"`` doubled), a
+``"quoted phrase"`` is one quoted phrase, characters FTS5 would read as operators (``* ( )
+: - ^``, ``NEAR``, ``AND``/``OR``/``NOT``) are only words or separators. The last word, when
+the query does not end with a space, matches as a prefix (a person still typing it).
+
+Ranking is BM25 among the newest `CANDIDATES` matches (rowid order is index order, files
+oldest first): the cost of a common word stays bounded however many entries hold it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import threading
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["CANDIDATES", "SearchHit", "SearchPage", "SearchQuery", "match_expression", "run_query"]
+
+CANDIDATES = 2000
+ANCESTORS_SHOWN = 64
+_START, _END = "\x02", "\x03"
+_WORD = re.compile(r"[^\W_]+")
+_PHRASE = re.compile(r'"([^"]*)"?|(\S+)')
+
+
+def match_expression(text: str, prefix: bool = True) -> str | None:
+    """The FTS5 expression of a person's query, or None when it holds no word."""
+    parts: list[str] = []
+    last_open = False
+    for m in _PHRASE.finditer(text):
+        phrase, word = m.group(1), m.group(2)
+        words = _WORD.findall(phrase if phrase is not None else word)
+        if not words:
+            continue
+        parts.append('"' + " ".join(words).replace('"', '""') + '"')
+        last_open = word is not None and m.end() == len(text)
+    if not parts:
+        return None
+    if prefix and last_open:
+        parts[-1] += "*"
+    return " AND ".join(parts)
+
+
+@dataclass
+class SearchQuery:
+    """A search: the text, and filters (None: any). ``cwd`` matches the project directory and
+    the ones below it; ``since``/``until`` are epoch milliseconds; ``roots`` keeps the files
+    under these sessions roots."""
+
+    text: str
+    cwd: str | None = None
+    agent: str | None = None
+    role: str | None = None
+    since: int | None = None
+    until: int | None = None
+    label: str | None = None
+    roots: list[str] | None = None
+    offset: int = 0
+    limit: int = 20
+    prefix: bool = True
+    with_paths: bool = True
+
+
+@dataclass
+class SearchHit:
+    """One matching entry: where it is (session file, id, name, project, agent), what it is
+    (entry id, parent, role, type, time, its label), how well it matches (``score``: BM25,
+    lower is better) with a ``snippet`` whose matched words are at ``highlights`` (code
+    point ranges), and its place in the tree: ``ancestors`` (root first, the nearest
+    `ANCESTORS_SHOWN`), ``depth``, the labels on the way (``path_labels``) and whether it is
+    on the session's active branch (the path to its leaf)."""
+
+    session_path: str
+    session_id: str | None
+    session_name: str | None
+    cwd: str | None
+    agent: str
+    entry_id: str
+    parent_id: str | None
+    role: str
+    type: str | None
+    timestamp: str | None
+    score: float
+    snippet: str
+    highlights: list[list[int]]
+    label: str | None = None
+    ancestors: list[str] = field(default_factory=list)
+    depth: int = 0
+    path_labels: list[dict[str, str]] = field(default_factory=list)
+    on_active_branch: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SearchPage:
+    """A page of hits: ``total`` matches found (at most `CANDIDATES`; ``capped`` when there
+    are more), the page's ``offset``, and ``next_offset`` (None: the last page)."""
+
+    hits: list[SearchHit]
+    total: int
+    offset: int
+    next_offset: int | None
+    capped: bool
+
+
+def _highlighted(snippet: str) -> tuple[str, list[list[int]]]:
+    out: list[str] = []
+    ranges: list[list[int]] = []
+    pos = 0
+    start = -1
+    for ch in snippet:
+        if ch == _START:
+            start = pos
+        elif ch == _END:
+            if start >= 0:
+                ranges.append([start, pos])
+            start = -1
+        else:
+            # one line to show: a newline or tab is a space (offsets stay the same)
+            out.append(" " if ch in "\n\r\t" else ch)
+            pos += 1
+    return "".join(out), ranges
+
+
+def _escape_like(s: str) -> str:
+    return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None = None) -> SearchPage:
+    """Run ``q`` on the index connection ``con``."""
+    expr = match_expression(q.text, q.prefix)
+    if expr is None:
+        return SearchPage([], 0, q.offset, None, False)
+    where = ["fts MATCH ?"]
+    args: list[Any] = [expr]
+    if q.role:
+        where.append("e.role = ?")
+        args.append(q.role)
+    if q.since is not None:
+        where.append("e.ts >= ?")
+        args.append(q.since)
+    if q.until is not None:
+        where.append("e.ts < ?")
+        args.append(q.until)
+    if q.agent:
+        where.append("f.agent = ?")
+        args.append(q.agent)
+    if q.cwd:
+        cwd = q.cwd.rstrip("/") or "/"
+        where.append("(f.cwd = ? OR f.cwd LIKE ? ESCAPE '\\')")
+        args += [cwd, _escape_like(cwd.rstrip("/")) + "/%"]
+    if q.roots:
+        ors = []
+        for r in q.roots:
+            ors.append("f.path LIKE ? ESCAPE '\\'")
+            args.append(_escape_like(os.path.abspath(r).rstrip("/")) + "/%")
+        where.append("(" + " OR ".join(ors) + ")")
+    if q.label:
+        where.append(
+            "EXISTS (SELECT 1 FROM labels l WHERE l.file_id = e.file_id AND l.entry_id = e.entry_id"
+            " AND l.label = ? COLLATE NOCASE)"
+        )
+        args.append(q.label.strip())
+    sql = (
+        "SELECT fts.rowid, bm25(fts) FROM fts CROSS JOIN entries e ON e.rowid = fts.rowid"
+        " CROSS JOIN files f ON f.id = e.file_id WHERE " + " AND ".join(where) + " ORDER BY fts.rowid DESC LIMIT ?"
+    )
+    rows = con.execute(sql, (*args, CANDIDATES + 1)).fetchall()
+    capped = len(rows) > CANDIDATES
+    rows = rows[:CANDIDATES]
+    rows.sort(key=lambda r: (r[1], -r[0]))
+    page = rows[q.offset : q.offset + max(0, q.limit)]
+    nxt = q.offset + len(page) if q.offset + len(page) < len(rows) else None
+    if not page:
+        return SearchPage([], len(rows), q.offset, nxt, capped)
+    ids = [r[0] for r in page]
+    marks = ",".join("?" * len(ids))
+    snippets = dict(
+        con.execute(
+            f"SELECT rowid, snippet(fts, 0, '{_START}', '{_END}', '…', 24) FROM fts"
+            f" WHERE fts MATCH ? AND rowid IN ({marks})",
+            (expr, *ids),
+        ).fetchall()
+    )
+    meta = {
+        r[0]: r
+        for r in con.execute(
+            "SELECT e.rowid, f.path, f.session_id, f.name, f.cwd, f.agent, e.entry_id, e.parent_id, e.role, e.type,"
+            " e.timestamp, (SELECT label FROM labels l WHERE l.file_id = e.file_id AND l.entry_id = e.entry_id)"
+            f" FROM entries e JOIN files f ON f.id = e.file_id WHERE e.rowid IN ({marks})",
+            ids,
+        ).fetchall()
+    }
+    hits: list[SearchHit] = []
+    for rowid, score in page:
+        m = meta.get(rowid)
+        if m is None:
+            continue
+        text, ranges = _highlighted(snippets.get(rowid, ""))
+        hit = SearchHit(
+            session_path=m[1],
+            session_id=m[2],
+            session_name=m[3],
+            cwd=m[4],
+            agent=m[5],
+            entry_id=m[6],
+            parent_id=m[7],
+            role=m[8],
+            type=m[9],
+            timestamp=m[10],
+            score=round(float(score), 4),
+            snippet=text,
+            highlights=ranges,
+            label=m[11],
+        )
+        if q.with_paths and paths is not None:
+            paths.place(hit)
+        hits.append(hit)
+    return SearchPage(hits, len(rows), q.offset, nxt, capped)
+
+
+class PathFinder:
+    """The place of a hit in its tree, from the session's own entry index (opened read-only,
+    for viewing: looking never writes), kept for the next query while the file is unchanged."""
+
+    def __init__(self, size: int = 8) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._open: OrderedDict[str, tuple[tuple[int, int, int], Any, frozenset[str]]] = OrderedDict()
+
+    def _manager(self, path: str) -> tuple[Any, frozenset[str]] | None:
+        from ..session import SessionManager
+
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        with self._lock:
+            got = self._open.get(path)
+            if got is not None and got[0] == key:
+                self._open.move_to_end(path)
+                return got[1], got[2]
+        try:
+            mgr = SessionManager.open(path, read_only=True, viewing=True, breadcrumbs=False)
+        except Exception:
+            return None
+        active = frozenset(mgr.index.path_to_root(mgr.get_leaf_id()))
+        with self._lock:
+            self._open[path] = (key, mgr, active)
+            while len(self._open) > self._size:
+                self._open.popitem(last=False)
+        return mgr, active
+
+    def place(self, hit: SearchHit) -> None:
+        got = self._manager(hit.session_path)
+        if got is None:
+            return
+        mgr, active = got
+        index = mgr.index
+        path = index.path_to_root(hit.entry_id)
+        if not path:
+            return
+        labels = index.labels
+        hit.depth = len(path) - 1
+        hit.ancestors = path[:-1][-ANCESTORS_SHOWN:]
+        hit.path_labels = [{"id": i, "label": labels[i]} for i in path if i in labels]
+        hit.label = labels.get(hit.entry_id, hit.label)
+        hit.on_active_branch = hit.entry_id in active
+
+    def clear(self) -> None:
+        with self._lock:
+            self._open.clear()
