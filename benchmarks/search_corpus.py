@@ -36,7 +36,14 @@ def generate(agent_dir: str, scale: float = 1.0) -> list[str]:
             path = os.path.join(sdir, f"2025-11-20T00-00-00-000Z_{seed:08x}-bench.jsonl")
             n_entries = max(50, int(entries * (scale if scale < 1 else 1)))
             subprocess.run(
-                [sys.executable, os.path.join(HERE, "gen_corpus.py"), path, str(n_entries), "--seed", str(seed)],
+                [
+                    sys.executable,
+                    os.path.join(HERE, "gen_corpus.py"),
+                    path,
+                    str(n_entries),
+                    "--seed",
+                    str(seed),
+                ],
                 check=True,
                 stdout=subprocess.DEVNULL,
             )
@@ -53,7 +60,10 @@ def generate(agent_dir: str, scale: float = 1.0) -> list[str]:
                     "id": f"rare{seed:04x}",
                     "parentId": last["id"],
                     "timestamp": last["timestamp"],
-                    "message": {"role": "user", "content": [{"type": "text", "text": f"please check the {phrase} now"}]},
+                    "message": {
+                        "role": "user",
+                        "content": [{"type": "text", "text": f"please check the {phrase} now"}],
+                    },
                 }
                 lines.insert(len(lines) - 1, json.dumps(extra, separators=(",", ":")).encode())
             with open(path, "wb") as f:

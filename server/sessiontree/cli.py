@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "context": "context",
     "doctor": "doctor",
     "serve": "serve",
+    "search": "search",
 }
 
 

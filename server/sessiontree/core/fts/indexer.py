@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..format.jscompat import date_ms
+from ..discovery.names import display_name
 from ..format.content import content_text
+from ..format.jscompat import date_ms
 from ..view.display import home_dir
 from .schema import connect
 from .sources import HEAD_BYTES, ReadResult, SessionFile, enumerate_sessions, head_hash, read_entries
@@ -50,7 +51,7 @@ def _first_user_line(entries: list[dict[str, Any]]) -> str | None:
             if isinstance(msg, dict) and msg.get("role") == "user":
                 text = content_text(msg.get("content"), " ").strip()
                 if text:
-                    return text.split("\n", 1)[0][:200]
+                    return text
     return None
 
 
@@ -170,7 +171,9 @@ class Indexer:
         return report
 
     def _delete_file(self, con: sqlite3.Connection, file_id: int) -> None:
-        con.execute("DELETE FROM fts WHERE rowid IN (SELECT rowid FROM entries WHERE file_id = ?)", (file_id,))
+        con.execute(
+            "DELETE FROM fts WHERE rowid IN (SELECT rowid FROM entries WHERE file_id = ?)", (file_id,)
+        )
         con.execute("DELETE FROM entries WHERE file_id = ?", (file_id,))
         con.execute("DELETE FROM calls WHERE file_id = ?", (file_id,))
         con.execute("DELETE FROM labels WHERE file_id = ?", (file_id,))
@@ -232,13 +235,23 @@ class Indexer:
             return ""
 
     def _insert_file(
-        self, con: sqlite3.Connection, f: SessionFile, st: os.stat_result, res: ReadResult, report: UpdateReport
+        self,
+        con: sqlite3.Connection,
+        f: SessionFile,
+        st: os.stat_result,
+        res: ReadResult,
+        report: UpdateReport,
     ) -> int:
         header = res.header or {}
         title = header.get("title")
-        name = title if isinstance(title, str) and title.strip() else _first_user_line(res.entries)
-        cwd = header.get("cwd")
         sid = header.get("id")
+        name = display_name(
+            title if isinstance(title, str) else None,
+            _first_user_line(res.entries),
+            f.path,
+            sid if isinstance(sid, str) else None,
+        )
+        cwd = header.get("cwd")
         cur = con.execute(
             "INSERT INTO files(path, root, agent, session_id, cwd, name, device, inode, size, mtime_ns, head_hash,"
             " end_offset, last_len, last_hash, whole_only, entries) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)",
@@ -281,7 +294,7 @@ class Indexer:
         for i, e in enumerate(entries, 1):
             etype = e.get("type")
             role = entry_role(e)
-            shown = None
+            shown: str | None = None
             if etype == "message":
                 msg = e.get("message")
                 if isinstance(msg, dict):
@@ -290,12 +303,13 @@ class Indexer:
                             calls[cid] = disp
                             new_calls.append((file_id, cid, disp))
                     elif msg.get("role") == "toolResult":
-                        cid = msg.get("toolCallId")
-                        if isinstance(cid, str):
-                            shown = calls.get(cid)
+                        call_id = msg.get("toolCallId")
+                        if isinstance(call_id, str):
+                            shown = calls.get(call_id)
                             if shown is None:
                                 r = con.execute(
-                                    "SELECT shown FROM calls WHERE file_id = ? AND call_id = ?", (file_id, cid)
+                                    "SELECT shown FROM calls WHERE file_id = ? AND call_id = ?",
+                                    (file_id, cid),
                                 ).fetchone()
                                 shown = r[0] if r else None
             elif etype == "label":

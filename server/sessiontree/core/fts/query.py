@@ -170,7 +170,9 @@ def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None 
         args.append(q.label.strip())
     sql = (
         "SELECT fts.rowid, bm25(fts) FROM fts CROSS JOIN entries e ON e.rowid = fts.rowid"
-        " CROSS JOIN files f ON f.id = e.file_id WHERE " + " AND ".join(where) + " ORDER BY fts.rowid DESC LIMIT ?"
+        " CROSS JOIN files f ON f.id = e.file_id WHERE "
+        + " AND ".join(where)
+        + " ORDER BY fts.rowid DESC LIMIT ?"
     )
     rows = con.execute(sql, (*args, CANDIDATES + 1)).fetchall()
     capped = len(rows) > CANDIDATES

@@ -125,8 +125,7 @@ def read_pi(path: str, offset: int = 0, expect_tail: tuple[int, str] | None = No
                 [e for e in rest if isinstance(e.get("id"), str)],
                 end,
                 line_hash(last),
-                whole_file_only=version_was is not None
-                or not _current(header),
+                whole_file_only=version_was is not None or not _current(header),
                 head_hash=hh,
                 extra={"last_len": len(last) + 1 if end else 0},
             )
@@ -164,14 +163,20 @@ def read_pi(path: str, offset: int = 0, expect_tail: tuple[int, str] | None = No
 
 def _current(header: dict[str, Any]) -> bool:
     version = header.get("version")
-    return isinstance(version, int | float) and not isinstance(version, bool) and version >= CURRENT_SESSION_VERSION
+    return (
+        isinstance(version, int | float)
+        and not isinstance(version, bool)
+        and version >= CURRENT_SESSION_VERSION
+    )
 
 
 #: agent name -> reader of its files (path, offset, expected tail) -> entries (pi-shaped).
 READERS: dict[str, Callable[[str, int, tuple[int, str] | None], ReadResult | None]] = {"pi": read_pi}
 
 
-def read_entries(file: SessionFile, offset: int = 0, expect_tail: tuple[int, str] | None = None) -> ReadResult | None:
+def read_entries(
+    file: SessionFile, offset: int = 0, expect_tail: tuple[int, str] | None = None
+) -> ReadResult | None:
     """The entries of ``file`` from ``offset``, by its agent's reader (None: unreadable)."""
     reader = READERS.get(file.agent)
     if reader is None:
