@@ -52,6 +52,7 @@ SESSION_APPEND: Final = "session/append"
 SESSION_HISTORY: Final = "session/history"
 SESSION_BACK: Final = "session/back"
 SESSION_DOCTOR: Final = "session/doctor"
+SESSION_SEARCH: Final = "session/search"
 
 # Notifications (server to client)
 SESSION_DID_CHANGE: Final = "session/didChange"
@@ -92,6 +93,7 @@ REQUESTS: Final[tuple[str, ...]] = (
     SESSION_HISTORY,
     SESSION_BACK,
     SESSION_DOCTOR,
+    SESSION_SEARCH,
 )
 
 NOTIFICATIONS: Final[tuple[str, ...]] = (
@@ -102,7 +104,7 @@ NOTIFICATIONS: Final[tuple[str, ...]] = (
     SESSION_DID_CHANGE_LIST,
 )
 
-ADDITIONS: Final[frozenset[str]] = frozenset({SESSION_HISTORY, SESSION_BACK, SESSION_DOCTOR})
+ADDITIONS: Final[frozenset[str]] = frozenset({SESSION_HISTORY, SESSION_BACK, SESSION_DOCTOR, SESSION_SEARCH})
 """Methods the project adds to PROTOCOL.md."""
 
 # Error codes (PROTOCOL.md "Errors").

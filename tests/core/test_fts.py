@@ -372,3 +372,33 @@ def test_the_index_lives_in_sessiontrees_cache_dir(agent: Path) -> None:
     finally:
         ix.close()
     assert _snapshot(agent) == before
+
+
+def test_the_index_holds_the_ids_the_session_has_for_every_real_file(agent: Path, index: SearchIndex) -> None:
+    """Old versions (migrated) and v3 files without ids get the ids the session gets."""
+    if not REAL_CORPUS.is_dir():
+        pytest.skip(f"{REAL_CORPUS} is missing")
+    d = agent / "sessions" / "--real--"
+    d.mkdir()
+    files = sorted(REAL_CORPUS.glob("*.jsonl"))
+    v1 = REAL_CORPUS.parent / "real-v1-session.jsonl"
+    if v1.is_file():
+        files.append(v1)
+    for p in files:
+        shutil.copy(p, d / p.name)
+    index.update()
+    con = index.indexer.connection()
+    checked = 0
+    for p in files:
+        path = str(d / p.name)
+        rows = con.execute(
+            "SELECT e.entry_id FROM entries e JOIN files f ON f.id = e.file_id WHERE f.path = ?", (path,)
+        ).fetchall()
+        try:
+            mgr = SessionManager.open(path, read_only=True, viewing=True)
+        except Exception:
+            assert rows == []  # not a pi session (another agent's transcript): not indexed yet
+            continue
+        assert sorted(r[0] for r in rows) == sorted(mgr.index.ids()), p.name
+        checked += 1
+    assert checked >= 10

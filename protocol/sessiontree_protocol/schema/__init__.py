@@ -204,6 +204,8 @@ def render_markdown() -> str:
         t.LabelInfo,
         t.HistoryEntry,
         t.DoctorProblem,
+        t.SearchHit,
+        t.SearchPathLabel,
     ):
         if extra not in classes:
             classes.append(extra)

@@ -60,6 +60,7 @@ from sessiontree_protocol.types.notifications import (
     DidNavigateParams,
     DidReloadParams,
 )
+from sessiontree_protocol.types.search import SearchHit, SearchParams, SearchPathLabel, SearchResult
 from sessiontree_protocol.types.sessions import (
     ContinueRecentParams,
     CreateParams,
@@ -186,6 +187,10 @@ __all__ = [
     "RecentSession",
     "Recovered",
     "Row",
+    "SearchHit",
+    "SearchParams",
+    "SearchPathLabel",
+    "SearchResult",
     "SessionInfo",
     "SessionInitEntry",
     "SessionParams",
@@ -234,6 +239,7 @@ METHOD_TO_TYPES: Final[dict[str, tuple[type, type | None]]] = {
     m.SESSION_HISTORY: (SessionParams, HistoryResult),
     m.SESSION_BACK: (SessionParams, NavigateResult),
     m.SESSION_DOCTOR: (DoctorParams, DoctorResult),
+    m.SESSION_SEARCH: (SearchParams, SearchResult),
     # notifications
     m.SESSION_DID_CHANGE: (DidChangeParams, None),
     m.SESSION_DID_NAVIGATE: (DidNavigateParams, None),

@@ -11,10 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
-import time
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 ROLES = ("user", "assistant", "tool", "other")
@@ -48,20 +46,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
-_AGO = re.compile(r"^(\d+)\s*([dhm])$")
-
-
 def parse_when(value: str, now: float | None = None) -> int:
-    """Epoch milliseconds of a date, an ISO time (UTC when no offset) or ``7d``/``12h``/``30m`` ago."""
-    v = value.strip()
-    m = _AGO.match(v)
-    if m:
-        seconds = int(m.group(1)) * {"d": 86400, "h": 3600, "m": 60}[m.group(2)]
-        return int(((time.time() if now is None else now) - seconds) * 1000)
-    dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return int(dt.timestamp() * 1000)
+    """Epoch milliseconds of ``--since``/``--until`` (`core.fts.parse_time`)."""
+    from sessiontree.core.fts import parse_time
+
+    return parse_time(value, now)
 
 
 def _mark(snippet: str, ranges: list[list[int]], tty: bool) -> str:

@@ -9,13 +9,14 @@ from sessiontree.lsp.features import (
     labels,
     lifecycle,
     navigation,
+    search,
     sessions,
     tree,
     watch,
 )
 from sessiontree.lsp.server import SessionTreeServer
 
-FEATURES = (lifecycle, sessions, tree, navigation, labels, context, append, doctor, watch)
+FEATURES = (lifecycle, sessions, tree, navigation, labels, context, append, doctor, watch, search)
 """The feature modules, in registration order."""
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 
 from .indexer import Indexer, UpdateReport
 from .paths import default_index_path
-from .query import PathFinder, SearchHit, SearchPage, SearchQuery, match_expression, run_query
+from .query import PathFinder, SearchHit, SearchPage, SearchQuery, match_expression, parse_time, run_query
 from .schema import connect, fts5_available
 from .sources import READERS, SessionFile, enumerate_sessions, read_entries
 
@@ -30,6 +30,7 @@ __all__ = [
     "enumerate_sessions",
     "fts5_available",
     "match_expression",
+    "parse_time",
     "read_entries",
 ]
 
@@ -56,7 +57,10 @@ class SearchIndex:
         return report
 
     def update_files(self, paths: Iterable[str]) -> UpdateReport:
-        """Index these changed files (those under the roots)."""
+        """Index these changed files (those under the roots); all of them when the index
+        file is gone (deleted: it is built again)."""
+        if not os.path.exists(self.path):
+            return self.update()
         files = []
         for p in paths:
             p = os.path.abspath(p)
@@ -68,11 +72,14 @@ class SearchIndex:
 
     def _reader(self) -> sqlite3.Connection:
         con: sqlite3.Connection | None = getattr(self._local, "con", None)
-        if con is None or not os.path.exists(self.path):
+        ino = _inode(self.path)
+        # deleted or replaced since this connection opened it: open the file there now
+        if con is None or ino is None or ino != getattr(self._local, "ino", None):
             if con is not None:
                 con.close()
             con = connect(self.path)
             self._local.con = con
+            self._local.ino = _inode(self.path)
         return con
 
     def search(self, query: SearchQuery) -> SearchPage:
@@ -86,6 +93,13 @@ class SearchIndex:
             self._local.con = None
             self.indexer.reset()
             raise
+
+    def file_count(self) -> int:
+        """Session files in the index."""
+        try:
+            return int(self._reader().execute("SELECT count(*) FROM files").fetchone()[0])
+        except Exception:
+            return 0
 
     def size_bytes(self) -> int:
         """The index's size on disk (its file and write-ahead log)."""
@@ -103,3 +117,11 @@ class SearchIndex:
         if con is not None:
             con.close()
             self._local.con = None
+
+
+def _inode(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino

@@ -22,7 +22,15 @@ from ..format.content import content_text
 from ..format.jscompat import date_ms
 from ..view.display import home_dir
 from .schema import connect
-from .sources import HEAD_BYTES, ReadResult, SessionFile, enumerate_sessions, head_hash, read_entries
+from .sources import (
+    HEAD_BYTES,
+    NeedsWholeFile,
+    ReadResult,
+    SessionFile,
+    enumerate_sessions,
+    head_hash,
+    read_entries,
+)
 from .text import entry_calls, entry_role, entry_text
 
 __all__ = ["Indexer", "UpdateReport"]
@@ -64,10 +72,16 @@ class Indexer:
         self.home = home if home is not None else home_dir()
         self._lock = threading.Lock()
         self._con: sqlite3.Connection | None = None
+        self._ino: tuple[int, int] | None = None
 
     def connection(self) -> sqlite3.Connection:
+        ino = _inode(self.path)
+        if self._con is not None and (ino is None or ino != self._ino):
+            # deleted or replaced under this connection: use the file that is there now
+            self.reset()
         if self._con is None:
             self._con = connect(self.path)
+            self._ino = _inode(self.path)
         return self._con
 
     def reset(self) -> None:
@@ -198,7 +212,7 @@ class Indexer:
             if grown:
                 res = read_entries(f, end, (last_len, last_hash))
                 if res is not None:
-                    added = self._insert(con, file_id, res.entries)
+                    added = self._insert_batches(con, file_id, res)
                     con.execute(
                         "UPDATE files SET device=?, inode=?, size=?, mtime_ns=?, end_offset=?,"
                         " last_len=CASE WHEN ? > 0 THEN ? ELSE last_len END,"
@@ -209,9 +223,9 @@ class Indexer:
                             st.st_size,
                             st.st_mtime_ns,
                             res.end,
-                            res.extra["last_len"],
-                            res.extra["last_len"],
-                            res.extra["last_len"],
+                            res.last_len,
+                            res.last_len,
+                            res.last_len,
                             res.last_line_hash,
                             added,
                             file_id,
@@ -221,75 +235,102 @@ class Indexer:
                     report.entries += added
                     return added
             self._delete_file(con, file_id)
-        res = read_entries(f, 0)
-        if res is None:
-            return 0
-        return self._insert_file(con, f, st, res, report)
+        con.execute("SAVEPOINT one_file")
+        try:
+            n = self._index_new(con, f, st, report, whole=False)
+        except NeedsWholeFile:
+            # entries without ids: their ids come from their place in the whole file
+            con.execute("ROLLBACK TO one_file")
+            n = self._index_new(con, f, st, report, whole=True)
+        con.execute("RELEASE one_file")
+        return n
 
     @staticmethod
     def _head(path: str) -> str:
         try:
             with open(path, "rb") as fh:
-                return head_hash(fh.read(HEAD_BYTES))
+                return head_hash(fh.readline(HEAD_BYTES))
         except OSError:
             return ""
 
-    def _insert_file(
-        self,
-        con: sqlite3.Connection,
-        f: SessionFile,
-        st: os.stat_result,
-        res: ReadResult,
-        report: UpdateReport,
+    def _index_new(
+        self, con: sqlite3.Connection, f: SessionFile, st: os.stat_result, report: UpdateReport, whole: bool
     ) -> int:
+        res = read_entries(f, 0, None, whole)
+        if res is None:
+            return 0
         header = res.header or {}
         title = header.get("title")
-        sid = header.get("id")
-        name = display_name(
-            title if isinstance(title, str) else None,
-            _first_user_line(res.entries),
-            f.path,
-            sid if isinstance(sid, str) else None,
-        )
         cwd = header.get("cwd")
+        sid = header.get("id")
         cur = con.execute(
             "INSERT INTO files(path, root, agent, session_id, cwd, name, device, inode, size, mtime_ns, head_hash,"
-            " end_offset, last_len, last_hash, whole_only, entries) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)",
+            " end_offset, last_len, last_hash, whole_only, entries) VALUES (?,?,?,?,?,?,?,?,?,?,?,0,0,'',0,0)",
             (
                 f.path,
                 f.root,
                 f.agent,
                 sid if isinstance(sid, str) else None,
                 cwd if isinstance(cwd, str) else None,
-                name,
+                None,
                 st.st_dev,
                 st.st_ino,
                 st.st_size,
                 st.st_mtime_ns,
                 res.head_hash,
-                res.end,
-                res.extra.get("last_len", 0),
-                res.last_line_hash,
-                1 if res.whole_file_only else 0,
             ),
         )
         file_id = cur.lastrowid
         assert file_id is not None
-        added = self._insert(con, file_id, res.entries)
-        con.execute("UPDATE files SET entries = ? WHERE id = ?", (added, file_id))
+        first_user: list[str | None] = [None]
+        added = self._insert_batches(con, file_id, res, first_user)
+        name = display_name(
+            title if isinstance(title, str) else None,
+            first_user[0],
+            f.path,
+            sid if isinstance(sid, str) else None,
+        )
+        con.execute(
+            "UPDATE files SET name=?, end_offset=?, last_len=?, last_hash=?, whole_only=?, entries=? WHERE id=?",
+            (
+                name,
+                res.end,
+                res.last_len,
+                res.last_line_hash,
+                1 if res.whole_file_only else 0,
+                added,
+                file_id,
+            ),
+        )
         report.full += 1
         report.entries += added
         return added
 
-    def _insert(self, con: sqlite3.Connection, file_id: int, entries: list[dict[str, Any]]) -> int:
+    def _insert_batches(
+        self,
+        con: sqlite3.Connection,
+        file_id: int,
+        res: ReadResult,
+        first_user: list[str | None] | None = None,
+    ) -> int:
+        added = 0
+        calls: dict[str, str] = {}
+        for batch in res.batches:
+            if first_user is not None and first_user[0] is None:
+                first_user[0] = _first_user_line(batch)
+            added += self._insert(con, file_id, batch, calls)
+        return added
+
+    def _insert(
+        self, con: sqlite3.Connection, file_id: int, entries: list[dict[str, Any]], calls: dict[str, str]
+    ) -> int:
         if not entries:
             return 0
         base = con.execute("SELECT coalesce(max(rowid), 0) FROM entries").fetchone()[0]
-        calls: dict[str, str] = {}
         new_calls: list[tuple[int, str, str]] = []
         label_rows: list[tuple[int, str, str | None]] = []
         meta: list[tuple[Any, ...]] = []
-        texts: list[tuple[int, str]] = []
+        texts: list[tuple[Any, ...]] = []
         home = self.home
         for i, e in enumerate(entries, 1):
             etype = e.get("type")
@@ -309,7 +350,7 @@ class Indexer:
                             if shown is None:
                                 r = con.execute(
                                     "SELECT shown FROM calls WHERE file_id = ? AND call_id = ?",
-                                    (file_id, cid),
+                                    (file_id, call_id),
                                 ).fetchone()
                                 shown = r[0] if r else None
             elif etype == "label":
@@ -327,15 +368,14 @@ class Indexer:
                     file_id,
                     e["id"],
                     parent if isinstance(parent, str) else None,
-                    role,
                     etype if isinstance(etype, str) else None,
-                    int(ms) if ms is not None and ms == ms else None,
                     ts_raw if isinstance(ts_raw, str) else None,
                 )
             )
-            texts.append((rowid, entry_text(e, shown)))
-        con.executemany("INSERT INTO entries VALUES (?,?,?,?,?,?,?,?)", meta)
-        con.executemany("INSERT INTO fts(rowid, text) VALUES (?,?)", texts)
+            ts = int(ms) if ms is not None and ms == ms and abs(ms) < 1e16 else None
+            texts.append((rowid, file_id, role, ts, entry_text(e, shown)))
+        con.executemany("INSERT INTO entries VALUES (?,?,?,?,?,?)", meta)
+        con.executemany("INSERT INTO fts(rowid, file_id, role, ts, text) VALUES (?,?,?,?,?)", texts)
         if new_calls:
             con.executemany("INSERT OR REPLACE INTO calls VALUES (?,?,?)", new_calls)
         for fid, target, label in label_rows:
@@ -348,3 +388,11 @@ class Indexer:
 
 def _under(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def _inode(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino

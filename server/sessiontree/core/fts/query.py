@@ -15,17 +15,45 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["CANDIDATES", "SearchHit", "SearchPage", "SearchQuery", "match_expression", "run_query"]
+__all__ = [
+    "CANDIDATES",
+    "PathFinder",
+    "SearchHit",
+    "SearchPage",
+    "SearchQuery",
+    "match_expression",
+    "parse_time",
+    "run_query",
+]
 
-CANDIDATES = 2000
+CANDIDATES = 500
 ANCESTORS_SHOWN = 64
 _START, _END = "\x02", "\x03"
 _WORD = re.compile(r"[^\W_]+")
 _PHRASE = re.compile(r'"([^"]*)"?|(\S+)')
+
+
+_AGO = re.compile(r"^(\d+)\s*([dhm])$")
+
+
+def parse_time(value: str, now: float | None = None) -> int:
+    """Epoch milliseconds of a date (midnight UTC), an ISO time (UTC when it names no
+    offset) or ``7d`` / ``12h`` / ``30m`` before ``now``. Raises ValueError otherwise."""
+    v = value.strip()
+    m = _AGO.match(v)
+    if m:
+        seconds = int(m.group(1)) * {"d": 86400, "h": 3600, "m": 60}[m.group(2)]
+        return int(((time.time() if now is None else now) - seconds) * 1000)
+    dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return int(dt.timestamp() * 1000)
 
 
 def match_expression(text: str, prefix: bool = True) -> str | None:
@@ -141,39 +169,46 @@ def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None 
     where = ["fts MATCH ?"]
     args: list[Any] = [expr]
     if q.role:
-        where.append("e.role = ?")
+        where.append("role = ?")
         args.append(q.role)
     if q.since is not None:
-        where.append("e.ts >= ?")
+        where.append("ts >= ?")
         args.append(q.since)
     if q.until is not None:
-        where.append("e.ts < ?")
+        where.append("ts < ?")
         args.append(q.until)
+    file_where: list[str] = []
+    file_args: list[Any] = []
     if q.agent:
-        where.append("f.agent = ?")
-        args.append(q.agent)
+        file_where.append("agent = ?")
+        file_args.append(q.agent)
     if q.cwd:
         cwd = q.cwd.rstrip("/") or "/"
-        where.append("(f.cwd = ? OR f.cwd LIKE ? ESCAPE '\\')")
-        args += [cwd, _escape_like(cwd.rstrip("/")) + "/%"]
+        file_where.append("(cwd = ? OR cwd LIKE ? ESCAPE '\\')")
+        file_args += [cwd, _escape_like(cwd.rstrip("/")) + "/%"]
     if q.roots:
         ors = []
+        roots_args = []
         for r in q.roots:
-            ors.append("f.path LIKE ? ESCAPE '\\'")
-            args.append(_escape_like(os.path.abspath(r).rstrip("/")) + "/%")
-        where.append("(" + " OR ".join(ors) + ")")
+            ors.append("path LIKE ? ESCAPE '\\'")
+            roots_args.append(_escape_like(os.path.abspath(r).rstrip("/")) + "/%")
+        roots_sql = "(" + " OR ".join(ors) + ")"
+        # Usually every indexed file is under the roots: then the filter is left out.
+        outside = con.execute(f"SELECT 1 FROM files WHERE NOT {roots_sql} LIMIT 1", roots_args).fetchone()
+        if outside is not None:
+            file_where.append(roots_sql)
+            file_args += roots_args
+    if file_where:
+        where.append("file_id IN (SELECT id FROM files WHERE " + " AND ".join(file_where) + ")")
+        args += file_args
     if q.label:
         where.append(
-            "EXISTS (SELECT 1 FROM labels l WHERE l.file_id = e.file_id AND l.entry_id = e.entry_id"
-            " AND l.label = ? COLLATE NOCASE)"
+            "rowid IN (SELECT e.rowid FROM labels l JOIN entries e ON e.file_id = l.file_id"
+            " AND e.entry_id = l.entry_id WHERE l.label = ? COLLATE NOCASE)"
         )
         args.append(q.label.strip())
-    sql = (
-        "SELECT fts.rowid, bm25(fts) FROM fts CROSS JOIN entries e ON e.rowid = fts.rowid"
-        " CROSS JOIN files f ON f.id = e.file_id WHERE "
-        + " AND ".join(where)
-        + " ORDER BY fts.rowid DESC LIMIT ?"
-    )
+    # One scan of the FTS table, newest first, that stops after CANDIDATES matches.
+    sql = "SELECT rowid, bm25(fts) FROM fts WHERE " + " AND ".join(where) + " ORDER BY rowid DESC LIMIT ?"
     rows = con.execute(sql, (*args, CANDIDATES + 1)).fetchall()
     capped = len(rows) > CANDIDATES
     rows = rows[:CANDIDATES]
@@ -186,7 +221,7 @@ def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None 
     marks = ",".join("?" * len(ids))
     snippets = dict(
         con.execute(
-            f"SELECT rowid, snippet(fts, 0, '{_START}', '{_END}', '…', 24) FROM fts"
+            f"SELECT rowid, snippet(fts, 3, '{_START}', '{_END}', '…', 24) FROM fts"
             f" WHERE fts MATCH ? AND rowid IN ({marks})",
             (expr, *ids),
         ).fetchall()
@@ -194,7 +229,8 @@ def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None 
     meta = {
         r[0]: r
         for r in con.execute(
-            "SELECT e.rowid, f.path, f.session_id, f.name, f.cwd, f.agent, e.entry_id, e.parent_id, e.role, e.type,"
+            "SELECT e.rowid, f.path, f.session_id, f.name, f.cwd, f.agent, e.entry_id, e.parent_id,"
+            " (SELECT role FROM fts WHERE fts.rowid = e.rowid), e.type,"
             " e.timestamp, (SELECT label FROM labels l WHERE l.file_id = e.file_id AND l.entry_id = e.entry_id)"
             f" FROM entries e JOIN files f ON f.id = e.file_id WHERE e.rowid IN ({marks})",
             ids,

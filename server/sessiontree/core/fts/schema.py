@@ -6,6 +6,10 @@ last indexed line). ``entries``: one row per entry, its metadata; ``fts``: its t
 FTS5 table whose rowid is the entry's; the text is stored once, there). ``calls``: the
 display of each tool call, for the results indexed after it. ``labels``: the current label
 of each labelled entry.
+
+The filter columns (file, role, time) are UNINDEXED columns of ``fts`` itself, before the
+text: a filtered query stays one scan of the FTS table in rowid order, which stops after the
+newest matches (a join would make SQLite collect and sort every match of a common word).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import sqlite3
 
 __all__ = ["SCHEMA_VERSION", "IndexUnusable", "connect", "fts5_available"]
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
@@ -41,9 +45,7 @@ CREATE TABLE IF NOT EXISTS entries(
     file_id INTEGER NOT NULL,
     entry_id TEXT NOT NULL,
     parent_id TEXT,
-    role TEXT NOT NULL,
     type TEXT,
-    ts INTEGER,
     timestamp TEXT
 );
 CREATE INDEX IF NOT EXISTS entries_file ON entries(file_id, entry_id);
@@ -52,7 +54,8 @@ CREATE TABLE IF NOT EXISTS calls(file_id INTEGER, call_id TEXT, shown TEXT, PRIM
 CREATE TABLE IF NOT EXISTS labels(file_id INTEGER, entry_id TEXT, label TEXT, PRIMARY KEY(file_id, entry_id))
     WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    text, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3'
+    file_id UNINDEXED, role UNINDEXED, ts UNINDEXED, text,
+    tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3'
 );
 """
 

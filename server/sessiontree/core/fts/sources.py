@@ -12,14 +12,22 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from ..format.jsonl import is_session_header, loads_line, parse_jsonl_lenient
 from ..format.migrations import CURRENT_SESSION_VERSION, fill_missing_ids, migrate_session_entries
 
-__all__ = ["READERS", "ReadResult", "SessionFile", "enumerate_sessions", "head_hash", "read_entries"]
+__all__ = [
+    "READERS",
+    "NeedsWholeFile",
+    "ReadResult",
+    "SessionFile",
+    "enumerate_sessions",
+    "head_hash",
+    "read_entries",
+]
 
 #: The header line hashed to tell a rewritten file from a grown one (at most this much of it).
 HEAD_BYTES = 65536
@@ -34,21 +42,27 @@ class SessionFile:
     root: str
 
 
+class NeedsWholeFile(Exception):
+    """Raised while streaming a file that can only be read whole (entries without ids, whose
+    ids depend on their position in the whole file)."""
+
+
 @dataclass
 class ReadResult:
-    """What `read_entries` read: the header (None when reading on from an offset), the
-    entries in file order, the byte offset just past the last complete line read, the hash
-    of that last line (`line_hash`), and whether the reader could only read the whole file
-    (an old format version: an append is a re-index)."""
+    """What `read_entries` reads: the header (None when reading on from an offset) and the
+    entries in file order, in ``batches`` (an iterator, so that a big file is never held
+    whole). Once they are consumed: ``end``, the byte offset just past the last complete line
+    read, ``last_line_hash`` and ``last_len`` of that line. ``whole_file_only``: the file can
+    only be read from the start (an old format version: an append is a re-index)."""
 
     header: dict[str, Any] | None
-    entries: list[dict[str, Any]]
-    end: int
-    last_line_hash: str
+    batches: Iterator[list[dict[str, Any]]]
+    end: int = 0
+    last_line_hash: str = ""
+    last_len: int = 0
     whole_file_only: bool = False
     head_hash: str = ""
     dropped: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def line_hash(line: bytes) -> str:
@@ -94,71 +108,131 @@ def _open_regular(path: str) -> int | None:
     return fd
 
 
-def read_pi(path: str, offset: int = 0, expect_tail: tuple[int, str] | None = None) -> ReadResult | None:
-    """A pi-family session file's entries from ``offset`` (0: the whole file, header first).
+CHUNK_BYTES = 4 * 1024 * 1024
+
+
+def read_pi(
+    path: str, offset: int = 0, expect_tail: tuple[int, str] | None = None, whole: bool = False
+) -> ReadResult | None:
+    """A pi-family session file's entries from ``offset`` (0: from the header on).
 
     Only complete lines are read (a torn last line waits for its newline). With
     ``expect_tail`` (the length and hash of the line ending at ``offset``), None is returned
     when the bytes there differ: the file was rewritten, not grown. None too for a file
-    that is gone or has no session header.
+    that is gone or has no session header. A current-version file is read 4 MB at a time;
+    an older one (migrated) or ``whole=True`` whole, through the lenient parser.
     """
     fd = _open_regular(path)
     if fd is None:
         return None
-    with os.fdopen(fd, "rb") as f:
+    f = os.fdopen(fd, "rb")
+    try:
         if offset == 0:
-            data = f.read()
-            end = data.rfind(b"\n") + 1
-            body = data[:end]
-            hh = head_hash(data[:HEAD_BYTES])
-            values = parse_jsonl_lenient(body).values
-            if not values or not is_session_header(values[0]):
-                return None
-            entries: list[Any] = values
-            version_was = migrate_session_entries(entries)
-            header = entries[0]
-            rest = [e for e in entries[1:] if isinstance(e, dict) and e.get("type") != "session"]
-            fill_missing_ids(rest)
-            last = body[: end - 1].rsplit(b"\n", 1)[-1] if end else b""
-            return ReadResult(
-                header,
-                [e for e in rest if isinstance(e.get("id"), str)],
-                end,
-                line_hash(last),
-                whole_file_only=version_was is not None or not _current(header),
-                head_hash=hh,
-                extra={"last_len": len(last) + 1 if end else 0},
-            )
+            first = f.readline(HEAD_BYTES)
+            hh = head_hash(first)
+            try:
+                header = loads_line(first) if first.endswith(b"\n") else None
+            except ValueError:
+                header = None
+            if whole or not isinstance(header, dict) or not is_session_header(header) or not _current(header):
+                f.seek(0)
+                return _read_whole(f.read(), hh)
+            res = ReadResult(header, iter(()), head_hash=hh)
+            res.batches = _stream(f, len(first), res, strict_ids=True)
+            f = None  # type: ignore[assignment]  # the generator owns it now
+            return res
         if expect_tail is not None:
             n, want = expect_tail
-            if n > offset:
+            if n > offset or n <= 0:
                 return None
             f.seek(offset - n)
             prev = f.read(n)
-            if line_hash(prev[:-1]) != want or not prev.endswith(b"\n"):
+            if not prev.endswith(b"\n") or line_hash(prev[:-1]) != want:
                 return None
         else:
             f.seek(offset)
-        data = f.read()
-    end_rel = data.rfind(b"\n") + 1
-    out: list[dict[str, Any]] = []
-    dropped = 0
-    for line in data[:end_rel].split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            value = loads_line(line)
-        except ValueError:
-            dropped += 1
-            continue
-        if isinstance(value, dict) and isinstance(value.get("id"), str) and value.get("type") != "session":
-            out.append(value)
-        else:
-            dropped += 1
-    last = data[: end_rel - 1].rsplit(b"\n", 1)[-1] if end_rel else b""
-    result = ReadResult(None, out, offset + end_rel, line_hash(last) if end_rel else "", dropped=dropped)
-    result.extra["last_len"] = len(last) + 1 if end_rel else 0
-    return result
+        res = ReadResult(None, iter(()))
+        res.batches = _stream(f, offset, res, strict_ids=False)
+        f = None  # type: ignore[assignment]
+        return res
+    finally:
+        if f is not None:
+            f.close()
+
+
+def _stream(f: Any, start: int, res: ReadResult, strict_ids: bool) -> Iterator[list[dict[str, Any]]]:
+    pos = start
+    carry = b""
+    last = b""
+    with f:
+        while True:
+            chunk = f.read(CHUNK_BYTES)
+            if not chunk:
+                break
+            data = carry + chunk
+            cut = data.rfind(b"\n") + 1
+            carry = data[cut:]
+            if not cut:
+                continue
+            out: list[dict[str, Any]] = []
+            lines = data[: cut - 1].split(b"\n")
+            for line in lines:
+                if not line.strip():
+                    continue
+                try:
+                    value = loads_line(line)
+                except ValueError:
+                    res.dropped += 1
+                    continue
+                if not isinstance(value, dict) or value.get("type") == "session":
+                    res.dropped += 1
+                    continue
+                if not isinstance(value.get("id"), str):
+                    if strict_ids:
+                        raise NeedsWholeFile(value)
+                    res.dropped += 1
+                    continue
+                out.append(value)
+            last = lines[-1]
+            pos += cut
+            res.end = pos
+            res.last_line_hash = line_hash(last)
+            res.last_len = len(last) + 1
+            if out:
+                yield out
+    if res.end == 0:
+        res.end = start
+        if start:
+            # nothing new: the line that ended the indexed part stays the last one
+            res.last_len = 0
+
+
+def _read_whole(data: bytes, hh: str) -> ReadResult | None:
+    end = data.rfind(b"\n") + 1
+    body = data[:end]
+    values = parse_jsonl_lenient(body).values
+    if not values or not is_session_header(values[0]):
+        return None
+    entries: list[Any] = values
+    version_was = migrate_session_entries(entries)
+    filled = fill_missing_ids(entries)
+    header = entries[0]
+    rest = [
+        e
+        for e in entries[1:]
+        if isinstance(e, dict) and e.get("type") != "session" and isinstance(e.get("id"), str)
+    ]
+    last = body[: end - 1].rsplit(b"\n", 1)[-1] if end else b""
+    return ReadResult(
+        header,
+        iter([rest]),
+        end=end,
+        last_line_hash=line_hash(last),
+        last_len=len(last) + 1 if end else 0,
+        # migrated or without ids: the ids depend on the whole file
+        whole_file_only=version_was is not None or not _current(header) or filled > 0,
+        head_hash=hh,
+    )
 
 
 def _current(header: dict[str, Any]) -> bool:
@@ -170,15 +244,17 @@ def _current(header: dict[str, Any]) -> bool:
     )
 
 
-#: agent name -> reader of its files (path, offset, expected tail) -> entries (pi-shaped).
-READERS: dict[str, Callable[[str, int, tuple[int, str] | None], ReadResult | None]] = {"pi": read_pi}
+#: agent name -> reader of its files (path, offset, expected tail, whole) -> entries (pi-shaped).
+#: A reader that can only read whole files sets ``whole_file_only`` (then it is only ever
+#: called with offset 0).
+READERS: dict[str, Callable[[str, int, tuple[int, str] | None, bool], ReadResult | None]] = {"pi": read_pi}
 
 
 def read_entries(
-    file: SessionFile, offset: int = 0, expect_tail: tuple[int, str] | None = None
+    file: SessionFile, offset: int = 0, expect_tail: tuple[int, str] | None = None, whole: bool = False
 ) -> ReadResult | None:
     """The entries of ``file`` from ``offset``, by its agent's reader (None: unreadable)."""
     reader = READERS.get(file.agent)
     if reader is None:
         return None
-    return reader(file.path, offset, expect_tail)
+    return reader(file.path, offset, expect_tail, whole)
