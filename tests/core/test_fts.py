@@ -402,3 +402,27 @@ def test_the_index_holds_the_ids_the_session_has_for_every_real_file(agent: Path
         assert sorted(r[0] for r in rows) == sorted(mgr.index.ids()), p.name
         checked += 1
     assert checked >= 10
+
+
+def test_a_common_query_is_ranked_among_the_newest_matches(
+    agent: Path, index: SearchIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sessiontree.core.fts import query as query_module
+
+    entries = []
+    parent = None
+    for i in range(40):
+        text = "romeo " + ("papa " * (12 if i in (5, 35) else 1)) + "filler words here"
+        entries.append(_msg(f"e{i:02d}", parent, "user", text))
+        parent = f"e{i:02d}"
+    _session(agent / "sessions", "/w/a", "a.jsonl", entries)
+    index.update()
+    monkeypatch.setattr(query_module, "CANDIDATES", 10)
+    page = index.search(SearchQuery("papa", limit=5))
+    assert page.capped and page.total == 10
+    # e35 is among the newest ten and holds the word most; e05 is older than the newest ten
+    assert page.hits[0].entry_id == "e35"
+    assert "e05" not in [h.entry_id for h in page.hits]
+    assert all(int(h.entry_id[1:]) >= 30 for h in page.hits)
+    page = index.search(SearchQuery("pap", limit=3))  # a prefix ranks the same way
+    assert page.hits[0].entry_id == "e35"

@@ -40,6 +40,7 @@ export const Method = {
   history: 'session/history',
   back: 'session/back',
   doctor: 'session/doctor',
+  search: 'session/search',
 } as const;
 
 /** Server-to-client notifications. */
@@ -90,6 +91,7 @@ export const Command = {
   treeCopyId: 'sessiontree.tree.copyId',
   serverRestart: 'sessiontree.server.restart',
   serverShowLog: 'sessiontree.server.showLog',
+  sessionsSearch: 'sessiontree.sessions.search',
 } as const;
 
 /** View and container ids. */

@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { DaemonClient } from './client';
 import { Command, ContextKey, FILTER_MODES, type FilterMode, Scheme, Setting, View } from './constants';
 import { registerCommands } from './commands';
+import { registerSessionSearch } from './search';
 import { SessionDocuments } from './documents';
 import { CurrentSession } from './session';
 import { SessionTreeProvider, type TreeElement } from './views/sessionTree';
@@ -93,6 +94,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
       }
     }),
     ...registerCommands({ daemon, current, tree, sessions, treeView, log: (m) => daemon.output.error(m) }),
+    ...registerSessionSearch({ daemon, current, tree, treeView }),
     vscode.commands.registerCommand(Command.serverRestart, async () => {
       current.clear();
       try {

@@ -6,7 +6,8 @@ User input never reaches FTS5's syntax raw: each word is a quoted string (``"`` 
 the query does not end with a space, matches as a prefix (a person still typing it).
 
 Ranking is BM25 among the newest `CANDIDATES` matches (rowid order is index order, files
-oldest first): the cost of a common word stays bounded however many entries hold it.
+oldest first): the cost of a common word stays bounded however many entries hold it
+(`_ranked`).
 """
 
 from __future__ import annotations
@@ -157,6 +158,62 @@ def _highlighted(snippet: str) -> tuple[str, list[list[int]]]:
     return "".join(out), ranges
 
 
+def _terms(text: str, prefix: bool) -> list[tuple[str, bool]]:
+    """The query's words, lowercased, each with whether it matches as a prefix."""
+    out: list[tuple[str, bool]] = []
+    for m in _PHRASE.finditer(text):
+        phrase, word = m.group(1), m.group(2)
+        words = _WORD.findall(phrase if phrase is not None else word)
+        out += [(w.lower(), False) for w in words]
+        if words and prefix and word is not None and m.end() == len(text):
+            out[-1] = (out[-1][0], True)
+    return out
+
+
+_K1, _B = 1.2, 0.75
+#: How much of an entry's text the ranking of a capped match set reads.
+RANK_CHARS = 2000
+
+
+def _ranked(
+    con: sqlite3.Connection, expr: str, found: list[int], capped: bool, terms: list[tuple[str, bool]]
+) -> list[tuple[int, float]]:
+    """``found`` ranked best first, with scores (lower is better, as FTS5's bm25).
+
+    Up to `CANDIDATES` matches: FTS5's own bm25 (its document counts are cheap for a word
+    this rare). More: BM25 over the newest `CANDIDATES`, each word weighted alike (each is
+    common: it is in more entries than that) and term counts taken from the first
+    `RANK_CHARS` characters of each text; ties go to the newer entry.
+    """
+    if not found:
+        return []
+    marks = ",".join("?" * len(found))
+    if not capped:
+        rows = con.execute(
+            f"SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? AND rowid IN ({marks})", (expr, *found)
+        ).fetchall()
+        rows.sort(key=lambda r: (r[1], -r[0]))
+        return [(r[0], float(r[1])) for r in rows]
+    texts = con.execute(
+        f"SELECT rowid, substr(text, 1, {RANK_CHARS}) FROM fts WHERE rowid IN ({marks})", found
+    ).fetchall()
+    counted: list[tuple[int, list[int], int]] = []
+    for rowid, text in texts:
+        tokens = _WORD.findall(text.lower())
+        counts = []
+        for term, is_prefix in terms:
+            counts.append(sum(1 for tok in tokens if tok.startswith(term)) if is_prefix else tokens.count(term))
+        counted.append((rowid, counts, len(tokens)))
+    avgdl = (sum(n for _, _, n in counted) / len(counted)) or 1.0
+    scored = []
+    for rowid, counts, n in counted:
+        norm = _K1 * (1 - _B + _B * n / avgdl)
+        score = sum(tf * (_K1 + 1) / (tf + norm) for tf in counts if tf)
+        scored.append((rowid, -round(score, 6)))
+    scored.sort(key=lambda r: (r[1], -r[0]))
+    return scored
+
+
 def _escape_like(s: str) -> str:
     return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
@@ -207,12 +264,13 @@ def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None 
             " AND e.entry_id = l.entry_id WHERE l.label = ? COLLATE NOCASE)"
         )
         args.append(q.label.strip())
-    # One scan of the FTS table, newest first, that stops after CANDIDATES matches.
-    sql = "SELECT rowid, bm25(fts) FROM fts WHERE " + " AND ".join(where) + " ORDER BY rowid DESC LIMIT ?"
-    rows = con.execute(sql, (*args, CANDIDATES + 1)).fetchall()
-    capped = len(rows) > CANDIDATES
-    rows = rows[:CANDIDATES]
-    rows.sort(key=lambda r: (r[1], -r[0]))
+    # One scan of the FTS table, newest first, that stops after CANDIDATES matches (no
+    # rank here: FTS5's bm25 first counts every entry that holds each word).
+    sql = "SELECT rowid FROM fts WHERE " + " AND ".join(where) + " ORDER BY rowid DESC LIMIT ?"
+    found = [r[0] for r in con.execute(sql, (*args, CANDIDATES + 1)).fetchall()]
+    capped = len(found) > CANDIDATES
+    found = found[:CANDIDATES]
+    rows = _ranked(con, expr, found, capped, _terms(q.text, q.prefix))
     page = rows[q.offset : q.offset + max(0, q.limit)]
     nxt = q.offset + len(page) if q.offset + len(page) < len(rows) else None
     if not page:
