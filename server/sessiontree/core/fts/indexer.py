@@ -31,6 +31,7 @@ from .sources import (
     head_hash,
     read_entries,
 )
+from .tags import file_tags, role_tag
 from .text import entry_calls, entry_role, entry_text
 
 __all__ = ["Indexer", "UpdateReport"]
@@ -182,7 +183,17 @@ class Indexer:
                 con.execute("ROLLBACK")
             raise
         report.seconds = time.perf_counter() - start
+        if report.entries >= _BATCH:
+            self.checkpoint()
         return report
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the index file (after a big build: its size is the
+        index's, and readers do not walk a long log)."""
+        try:
+            self.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            pass
 
     def _delete_file(self, con: sqlite3.Connection, file_id: int) -> None:
         con.execute(
@@ -315,14 +326,21 @@ class Indexer:
     ) -> int:
         added = 0
         calls: dict[str, str] = {}
+        (cwd,) = con.execute("SELECT cwd FROM files WHERE id = ?", (file_id,)).fetchone()
+        tags = file_tags(cwd)
         for batch in res.batches:
             if first_user is not None and first_user[0] is None:
                 first_user[0] = _first_user_line(batch)
-            added += self._insert(con, file_id, batch, calls)
+            added += self._insert(con, file_id, batch, calls, tags)
         return added
 
     def _insert(
-        self, con: sqlite3.Connection, file_id: int, entries: list[dict[str, Any]], calls: dict[str, str]
+        self,
+        con: sqlite3.Connection,
+        file_id: int,
+        entries: list[dict[str, Any]],
+        calls: dict[str, str],
+        tags: str,
     ) -> int:
         if not entries:
             return 0
@@ -373,9 +391,9 @@ class Indexer:
                 )
             )
             ts = int(ms) if ms is not None and ms == ms and abs(ms) < 1e16 else None
-            texts.append((rowid, file_id, role, ts, entry_text(e, shown)))
+            texts.append((rowid, file_id, role, ts, entry_text(e, shown), f"{tags} {role_tag(role)}"))
         con.executemany("INSERT INTO entries VALUES (?,?,?,?,?,?)", meta)
-        con.executemany("INSERT INTO fts(rowid, file_id, role, ts, text) VALUES (?,?,?,?,?)", texts)
+        con.executemany("INSERT INTO fts(rowid, file_id, role, ts, text, tags) VALUES (?,?,?,?,?,?)", texts)
         if new_calls:
             con.executemany("INSERT OR REPLACE INTO calls VALUES (?,?,?)", new_calls)
         for fid, target, label in label_rows:

@@ -17,10 +17,13 @@ import re
 import sqlite3
 import threading
 import time
+import unicodedata
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+from .tags import cwd_tag, role_tag
 
 __all__ = [
     "CANDIDATES",
@@ -34,8 +37,9 @@ __all__ = [
 ]
 
 CANDIDATES = 500
+#: A last word shorter than this is a word, not a prefix (the index keeps prefixes of 2 and 3).
+MIN_PREFIX = 2
 ANCESTORS_SHOWN = 64
-_START, _END = "\x02", "\x03"
 _WORD = re.compile(r"[^\W_]+")
 _PHRASE = re.compile(r'"([^"]*)"?|(\S+)')
 
@@ -70,7 +74,7 @@ def match_expression(text: str, prefix: bool = True) -> str | None:
         last_open = word is not None and m.end() == len(text)
     if not parts:
         return None
-    if prefix and last_open:
+    if prefix and last_open and len(_WORD.findall(text)[-1]) >= MIN_PREFIX:
         parts[-1] += "*"
     return " AND ".join(parts)
 
@@ -139,23 +143,55 @@ class SearchPage:
     capped: bool
 
 
-def _highlighted(snippet: str) -> tuple[str, list[list[int]]]:
-    out: list[str] = []
+SNIPPET_BEFORE, SNIPPET_AFTER = 8, 24
+
+
+def _fold(s: str) -> str:
+    """Lowercase without diacritics, as the index's tokenizer compares words."""
+    s = s.lower()
+    if s.isascii():
+        return s
+    return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
+
+
+def make_snippet(
+    text: str, terms: list[tuple[str, bool]], scan_chars: int = 200_000
+) -> tuple[str, list[list[int]]]:
+    """The part of ``text`` around its first matching word, on one line, with the matched
+    words' ``[start, end)`` ranges (words next to each other, as in a phrase, are one range)."""
+    wanted = [(_fold(t), p) for t, p in terms]
+    spans: list[tuple[int, int]] = []
+    hits: list[int] = []
+    for i, m in enumerate(_WORD.finditer(text, 0, min(len(text), scan_chars))):
+        spans.append(m.span())
+        word = _fold(m.group())
+        if any(word.startswith(t) if p else word == t for t, p in wanted):
+            hits.append(i)
+    if not hits:
+        cut = text[:160]
+        return _one_line(cut) + ("…" if len(text) > 160 else ""), []
+    first = hits[0]
+    lo, hi = max(0, first - SNIPPET_BEFORE), min(len(spans) - 1, first + SNIPPET_AFTER)
+    start, end = spans[lo][0] if lo > 0 else 0, spans[hi][1] if hi < len(spans) - 1 else len(text)
+    if hi >= len(spans) - 1 and len(text) > scan_chars:
+        end = spans[hi][1]
+    lead = "…" if start > 0 else ""
+    out = lead + _one_line(text[start:end]) + ("…" if end < len(text) else "")
     ranges: list[list[int]] = []
-    pos = 0
-    start = -1
-    for ch in snippet:
-        if ch == _START:
-            start = pos
-        elif ch == _END:
-            if start >= 0:
-                ranges.append([start, pos])
-            start = -1
+    for i in hits:
+        if i < lo or i > hi:
+            continue
+        a, b = spans[i][0] - start + len(lead), spans[i][1] - start + len(lead)
+        if ranges and out[ranges[-1][1] : a].isspace():
+            ranges[-1][1] = b
         else:
-            # one line to show: a newline or tab is a space (offsets stay the same)
-            out.append(" " if ch in "\n\r\t" else ch)
-            pos += 1
-    return "".join(out), ranges
+            ranges.append([a, b])
+    return out, ranges
+
+
+def _one_line(s: str) -> str:
+    # a newline or tab is a space: one line to show, offsets unchanged
+    return s.replace("\r", " ").replace("\n", " ").replace("\t", " ")
 
 
 def _terms(text: str, prefix: bool) -> list[tuple[str, bool]]:
@@ -165,7 +201,7 @@ def _terms(text: str, prefix: bool) -> list[tuple[str, bool]]:
         phrase, word = m.group(1), m.group(2)
         words = _WORD.findall(phrase if phrase is not None else word)
         out += [(w.lower(), False) for w in words]
-        if words and prefix and word is not None and m.end() == len(text):
+        if words and prefix and word is not None and m.end() == len(text) and len(words[-1]) >= MIN_PREFIX:
             out[-1] = (out[-1][0], True)
     return out
 
@@ -190,7 +226,8 @@ def _ranked(
     marks = ",".join("?" * len(found))
     if not capped:
         rows = con.execute(
-            f"SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? AND rowid IN ({marks})", (expr, *found)
+            f"SELECT rowid, bm25(fts, 0, 0, 0, 1, 0) FROM fts WHERE fts MATCH ? AND rowid IN ({marks})",
+            (expr, *found),
         ).fetchall()
         rows.sort(key=lambda r: (r[1], -r[0]))
         return [(r[0], float(r[1])) for r in rows]
@@ -202,7 +239,9 @@ def _ranked(
         tokens = _WORD.findall(text.lower())
         counts = []
         for term, is_prefix in terms:
-            counts.append(sum(1 for tok in tokens if tok.startswith(term)) if is_prefix else tokens.count(term))
+            counts.append(
+                sum(1 for tok in tokens if tok.startswith(term)) if is_prefix else tokens.count(term)
+            )
         counted.append((rowid, counts, len(tokens)))
     avgdl = (sum(n for _, _, n in counted) / len(counted)) or 1.0
     scored = []
@@ -223,11 +262,28 @@ def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None 
     expr = match_expression(q.text, q.prefix)
     if expr is None:
         return SearchPage([], 0, q.offset, None, False)
-    where = ["fts MATCH ?"]
-    args: list[Any] = [expr]
+    # The words are matched in the text only; the filters that have tags are words of the
+    # tags column, intersected inside FTS5.
+    tags = []
     if q.role:
-        where.append("role = ?")
-        args.append(q.role)
+        tags.append(role_tag(q.role))
+    if q.cwd:
+        cwd = q.cwd.rstrip("/") or "/"
+        below = "/%" if cwd == "/" else _escape_like(cwd) + "/%"
+        dirs = [
+            r[0]
+            for r in con.execute(
+                "SELECT DISTINCT cwd FROM files WHERE cwd = ? OR cwd LIKE ? ESCAPE '\\'", (cwd, below)
+            ).fetchall()
+        ]
+        if not dirs:
+            return SearchPage([], 0, q.offset, None, False)
+        tags.append("(" + " OR ".join(cwd_tag(d) for d in dirs[:200]) + ")")
+    full = "text : (" + expr + ")"
+    if tags:
+        full += " AND tags : (" + " AND ".join(tags) + ")"
+    where = ["fts MATCH ?"]
+    args: list[Any] = [full]
     if q.since is not None:
         where.append("ts >= ?")
         args.append(q.since)
@@ -239,10 +295,6 @@ def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None 
     if q.agent:
         file_where.append("agent = ?")
         file_args.append(q.agent)
-    if q.cwd:
-        cwd = q.cwd.rstrip("/") or "/"
-        file_where.append("(cwd = ? OR cwd LIKE ? ESCAPE '\\')")
-        file_args += [cwd, _escape_like(cwd.rstrip("/")) + "/%"]
     if q.roots:
         ors = []
         roots_args = []
@@ -270,20 +322,22 @@ def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None 
     found = [r[0] for r in con.execute(sql, (*args, CANDIDATES + 1)).fetchall()]
     capped = len(found) > CANDIDATES
     found = found[:CANDIDATES]
-    rows = _ranked(con, expr, found, capped, _terms(q.text, q.prefix))
+    rows = _ranked(con, full, found, capped, _terms(q.text, q.prefix))
     page = rows[q.offset : q.offset + max(0, q.limit)]
     nxt = q.offset + len(page) if q.offset + len(page) < len(rows) else None
     if not page:
         return SearchPage([], len(rows), q.offset, nxt, capped)
     ids = [r[0] for r in page]
     marks = ",".join("?" * len(ids))
-    snippets = dict(
-        con.execute(
-            f"SELECT rowid, snippet(fts, 3, '{_START}', '{_END}', '…', 24) FROM fts"
-            f" WHERE fts MATCH ? AND rowid IN ({marks})",
-            (expr, *ids),
+    # Snippets are cut here, not by FTS5's snippet(): that would match the query again per
+    # row, which for the prefix of a common word means merging its whole doclist again.
+    terms = _terms(q.text, q.prefix)
+    snippets = {
+        rowid: make_snippet(text, terms)
+        for rowid, text in con.execute(
+            f"SELECT rowid, text FROM fts WHERE rowid IN ({marks})", ids
         ).fetchall()
-    )
+    }
     meta = {
         r[0]: r
         for r in con.execute(
@@ -299,7 +353,7 @@ def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None 
         m = meta.get(rowid)
         if m is None:
             continue
-        text, ranges = _highlighted(snippets.get(rowid, ""))
+        text, ranges = snippets.get(rowid, ("", []))
         hit = SearchHit(
             session_path=m[1],
             session_id=m[2],
@@ -326,7 +380,7 @@ class PathFinder:
     """The place of a hit in its tree, from the session's own entry index (opened read-only,
     for viewing: looking never writes), kept for the next query while the file is unchanged."""
 
-    def __init__(self, size: int = 8) -> None:
+    def __init__(self, size: int = 24) -> None:
         self._size = size
         self._lock = threading.Lock()
         self._open: OrderedDict[str, tuple[tuple[int, int, int], Any, frozenset[str]]] = OrderedDict()

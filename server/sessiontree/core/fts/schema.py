@@ -10,6 +10,9 @@ of each labelled entry.
 The filter columns (file, role, time) are UNINDEXED columns of ``fts`` itself, before the
 text: a filtered query stays one scan of the FTS table in rowid order, which stops after the
 newest matches (a join would make SQLite collect and sort every match of a common word).
+``tags`` holds made-up words (`tags.py`: the entry's role, its session's project
+directory), so that those filters are doclist intersections inside FTS5 rather than a
+check of every matching row.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import sqlite3
 
 __all__ = ["SCHEMA_VERSION", "IndexUnusable", "connect", "fts5_available"]
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "4"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
@@ -54,7 +57,7 @@ CREATE TABLE IF NOT EXISTS calls(file_id INTEGER, call_id TEXT, shown TEXT, PRIM
 CREATE TABLE IF NOT EXISTS labels(file_id INTEGER, entry_id TEXT, label TEXT, PRIMARY KEY(file_id, entry_id))
     WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    file_id UNINDEXED, role UNINDEXED, ts UNINDEXED, text,
+    file_id UNINDEXED, role UNINDEXED, ts UNINDEXED, text, tags,
     tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3'
 );
 """
