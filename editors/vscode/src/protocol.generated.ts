@@ -675,6 +675,8 @@ export interface SearchParams {
   offset?: number;
   /** At most this many hits (1 to 200). */
   limit?: number;
+  /** The last word matches as a prefix (a person typing it); false: whole words only. */
+  prefix?: boolean;
   /** Give each hit its place in its tree (ancestors, labels on the way, active branch). */
   paths?: boolean;
   /** LSP work-done progress token for the first build of the index. */

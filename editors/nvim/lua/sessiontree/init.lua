@@ -7,6 +7,7 @@
 ---   sessions(opts)         pick a session of the cwd (opts.all: of every project)
 ---   context(opts)          what the model sees from the entry under the cursor
 ---   doctor()               check the shown session's file for damage
+---   search(text, opts)     search every session; the chosen hit opens drawn from it
 ---   close(), refresh()
 
 local config = require("sessiontree.config")
@@ -49,7 +50,7 @@ end
 
 --- Open a session file in the sidebar of this tab page.
 ---@param path string
----@param opts? {focus?: boolean, on_open?: fun(state)}
+---@param opts? {focus?: boolean, on_open?: fun(state), focus_id?: string}
 function M.open(path, opts)
   opts = opts or {}
   if not path or path == "" then
@@ -206,6 +207,13 @@ function M.doctor(opts)
   end)
 end
 
+--- Search every session (`session/search`) and open the chosen hit's session drawn from it.
+---@param text? string
+---@param opts? table
+function M.search(text, opts)
+  return require("sessiontree.search").search(text, opts)
+end
+
 function M.close()
   view().close()
 end
@@ -213,6 +221,11 @@ end
 function M.refresh()
   local state = view().get()
   if state then
+    if state.focus_id then
+      -- back from a search hit's branch to the session's own leaf
+      state.focus_id = nil
+      return view().reload(state, { to_selected = true })
+    end
     view().reload(state)
   end
 end
@@ -238,6 +251,9 @@ M.subcommands = {
   end,
   refresh = function()
     M.refresh()
+  end,
+  search = function(args)
+    M.search(table.concat(args, " "))
   end,
 }
 

@@ -219,6 +219,7 @@ async def search(ls: SessionTreeServer, p: t.SearchParams) -> t.SearchResult:
         label=p.label,
         offset=max(0, p.offset),
         limit=max(1, min(MAX_LIMIT, p.limit)),
+        prefix=p.prefix,
         with_paths=p.paths,
     )
 
