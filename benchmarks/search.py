@@ -117,12 +117,15 @@ def main() -> None:
             "n": len(times),
         }
 
-    bench("query_common", COMMON, with_paths=False)
-    bench("query_prefix", PREFIX, with_paths=False)
-    bench("query_rare_phrase", RARE, with_paths=False)
-    bench("query_common_role_user_cwd", COMMON, with_paths=False, role="user", cwd="/home/dev/p03")
-    bench("query_common_with_paths", COMMON)
-    bench("query_rare_with_paths", RARE)
+    bench("query_common_words", COMMON, with_paths=False, prefix=False)
+    bench("query_common_words_last_as_prefix", COMMON, with_paths=False)
+    bench("query_typing_prefix", PREFIX, with_paths=False)
+    bench("query_rare_phrase", RARE, with_paths=False, prefix=False)
+    bench(
+        "query_common_role_user_cwd", COMMON, with_paths=False, prefix=False, role="user", cwd="/home/dev/p03"
+    )
+    bench("query_common_words_with_paths", COMMON, prefix=False)
+    bench("query_rare_with_paths", RARE, prefix=False)
     out["peak_rss_mb"] = round(_rss_mb())
     ix.close()
     print(json.dumps(out, indent=2))

@@ -27,7 +27,9 @@ class SearchParams:
     label: str | None = _opt("Only entries carrying this label (case-insensitive).")
     offset: int = _opt("Skip this many hits (paging: the previous page's `nextOffset`).", 0)
     limit: int = _opt("At most this many hits (1 to 200).", 20)
-    prefix: bool = _opt("The last word matches as a prefix (a person typing it); false: whole words only.", True)
+    prefix: bool = _opt(
+        "The last word matches as a prefix (a person typing it); false: whole words only.", True
+    )
     paths: bool = _opt(
         "Give each hit its place in its tree (ancestors, labels on the way, active branch).", True
     )

@@ -28,7 +28,9 @@ def register(subparsers: Any) -> None:
             "its path from the root."
         ),
     )
-    p.add_argument("query", nargs="+", help='words to find (all of them), "a phrase" in quotes')
+    p.add_argument(
+        "query", nargs="+", help='words to find (all of them), "a phrase" in quotes, pref* for a prefix'
+    )
     scope = p.add_mutually_exclusive_group()
     scope.add_argument(
         "--cwd", help="only sessions of this project directory (default: the current directory)"
@@ -86,9 +88,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = index.update()
         cwd = None if args.all else os.path.abspath(args.cwd or os.getcwd())
+        text = " ".join(args.query)
         page = index.search(
             SearchQuery(
-                " ".join(args.query),
+                text,
+                # whole words; a last word ending in * is a prefix (as the editors match while typing)
+                prefix=text.rstrip().endswith("*"),
                 cwd=cwd,
                 agent=args.agent,
                 role=args.role,
