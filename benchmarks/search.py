@@ -43,13 +43,69 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _vm(pid: int, key: str) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) // 1024
+    return 0
+
+
+def daemon_build(agent_dir: str, index: str) -> None:
+    """The daemon's first session/search (the whole build, with progress), its peak memory
+    (VmHWM) and a query after it, on a fresh index."""
+    from sessiontree.client import Client
+
+    for s in ("", "-wal", "-shm"):
+        if os.path.exists(index + s):
+            os.unlink(index + s)
+    repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    env = {
+        "PI_CODING_AGENT_DIR": agent_dir,
+        "SESSIONTREE_SEARCH_INDEX": index,
+        "PYTHONPATH": os.pathsep.join([os.path.join(repo, "server"), os.path.join(repo, "protocol")]),
+    }
+    c = Client.spawn(init_options={"agentDir": agent_dir, "watch": True}, env=env)
+    try:
+        pid = c.process.pid if c.process is not None else 0
+        rss_before = _vm(pid, "VmRSS")
+        t = time.perf_counter()
+        res = c.request("session/search", {"query": "session", "prefix": False, "paths": False}, timeout=3600)
+        build = time.perf_counter() - t
+        progress = [p["value"].get("kind") for p in c.notifications_of("$/progress")]
+        times = []
+        for q in COMMON * 3:
+            t = time.perf_counter()
+            c.request("session/search", {"query": q, "prefix": False, "paths": False})
+            times.append((time.perf_counter() - t) * 1000)
+        out = {
+            "daemon_first_search_with_build_s": round(build, 1),
+            "indexed_files": res["indexedFiles"],
+            "index_mb": round(res["indexBytes"] / 1e6),
+            "progress_notifications": len(progress),
+            "daemon_rss_mb_before": rss_before,
+            "daemon_peak_rss_mb": _vm(pid, "VmHWM"),
+            "daemon_round_trip_common_words_p50_ms": round(_pct(times, 50), 1),
+            "daemon_round_trip_common_words_p99_ms": round(_pct(times, 99), 1),
+        }
+    finally:
+        c.close()
+    print(json.dumps(out, indent=2))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("agent_dir")
     ap.add_argument("--index", default="/tmp/sessiontree-search-bench.db")
     ap.add_argument("--queries", type=int, default=5, help="runs of each query")
     ap.add_argument("--fresh", action="store_true", help="delete the index first (measure the full build)")
+    ap.add_argument(
+        "--daemon", action="store_true", help="measure the daemon's first build instead (fresh index)"
+    )
     a = ap.parse_args()
+    if a.daemon:
+        daemon_build(a.agent_dir, a.index + ".daemon")
+        return
     root = os.path.join(a.agent_dir, "sessions")
     if a.fresh:
         for s in ("", "-wal", "-shm"):

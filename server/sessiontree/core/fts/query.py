@@ -343,7 +343,8 @@ def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None 
         for r in con.execute(
             "SELECT e.rowid, f.path, f.session_id, f.name, f.cwd, f.agent, e.entry_id, e.parent_id,"
             " (SELECT role FROM fts WHERE fts.rowid = e.rowid), e.type,"
-            " e.timestamp, (SELECT label FROM labels l WHERE l.file_id = e.file_id AND l.entry_id = e.entry_id)"
+            " e.timestamp, (SELECT label FROM labels l WHERE l.file_id = e.file_id AND l.entry_id = e.entry_id),"
+            " e.file_id"
             f" FROM entries e JOIN files f ON f.id = e.file_id WHERE e.rowid IN ({marks})",
             ids,
         ).fetchall()
@@ -371,60 +372,91 @@ def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None 
             label=m[11],
         )
         if q.with_paths and paths is not None:
-            paths.place(hit)
+            paths.place(con, m[12], hit)
         hits.append(hit)
     return SearchPage(hits, len(rows), q.offset, nxt, capped)
 
 
+class _Tree:
+    """One session's parent links, labels and active branch, as the index holds them."""
+
+    __slots__ = ("active", "labels", "parents")
+
+    def __init__(self, parents: dict[str, str | None], labels: dict[str, str], leaf: str | None) -> None:
+        self.parents = parents
+        self.labels = labels
+        self.active = frozenset(self.path(leaf)) if leaf is not None else frozenset()
+
+    def path(self, entry_id: str) -> list[str]:
+        """Ids from the root down to ``entry_id`` ([] when unknown); a parent that is not in
+        the session ends the walk (a root), and so does a loop."""
+        parents = self.parents
+        if entry_id not in parents:
+            return []
+        out: list[str] = []
+        seen: set[str] = set()
+        cur: str | None = entry_id
+        while cur is not None and cur in parents and cur not in seen:
+            seen.add(cur)
+            out.append(cur)
+            cur = parents[cur]
+        out.reverse()
+        return out
+
+
 class PathFinder:
-    """The place of a hit in its tree, from the session's own entry index (opened read-only,
-    for viewing: looking never writes), kept for the next query while the file is unchanged."""
+    """The place of a hit in its tree, from the parent ids the index holds for its session
+    (the session file is not read again), kept for the next query while the session's
+    indexed part is unchanged (an LRU of `size` sessions).
+
+    The leaf is the session's last entry in file order, the entry the agent continues from.
+    """
 
     def __init__(self, size: int = 24) -> None:
         self._size = size
         self._lock = threading.Lock()
-        self._open: OrderedDict[str, tuple[tuple[int, int, int], Any, frozenset[str]]] = OrderedDict()
+        self._trees: OrderedDict[int, tuple[tuple[int, int], _Tree]] = OrderedDict()
 
-    def _manager(self, path: str) -> tuple[Any, frozenset[str]] | None:
-        from ..session import SessionManager
-
-        try:
-            st = os.stat(path)
-        except OSError:
+    def _tree(self, con: sqlite3.Connection, file_id: int) -> _Tree | None:
+        row = con.execute("SELECT entries, end_offset FROM files WHERE id = ?", (file_id,)).fetchone()
+        if row is None:
             return None
-        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        key = (row[0], row[1])
         with self._lock:
-            got = self._open.get(path)
+            got = self._trees.get(file_id)
             if got is not None and got[0] == key:
-                self._open.move_to_end(path)
-                return got[1], got[2]
-        try:
-            mgr = SessionManager.open(path, read_only=True, viewing=True, breadcrumbs=False)
-        except Exception:
-            return None
-        active = frozenset(mgr.index.path_to_root(mgr.get_leaf_id()))
+                self._trees.move_to_end(file_id)
+                return got[1]
+        parents: dict[str, str | None] = {}
+        leaf = None
+        # file order; a later entry with the same id replaces the earlier one, as in the session
+        for eid, parent in con.execute(
+            "SELECT entry_id, parent_id FROM entries WHERE file_id = ? ORDER BY rowid", (file_id,)
+        ):
+            parents[eid] = parent
+            leaf = eid
+        labels = dict(con.execute("SELECT entry_id, label FROM labels WHERE file_id = ?", (file_id,)).fetchall())
+        tree = _Tree(parents, labels, leaf)
         with self._lock:
-            self._open[path] = (key, mgr, active)
-            while len(self._open) > self._size:
-                self._open.popitem(last=False)
-        return mgr, active
+            self._trees[file_id] = (key, tree)
+            while len(self._trees) > self._size:
+                self._trees.popitem(last=False)
+        return tree
 
-    def place(self, hit: SearchHit) -> None:
-        got = self._manager(hit.session_path)
-        if got is None:
+    def place(self, con: sqlite3.Connection, file_id: int, hit: SearchHit) -> None:
+        tree = self._tree(con, file_id)
+        if tree is None:
             return
-        mgr, active = got
-        index = mgr.index
-        path = index.path_to_root(hit.entry_id)
+        path = tree.path(hit.entry_id)
         if not path:
             return
-        labels = index.labels
+        labels = tree.labels
         hit.depth = len(path) - 1
         hit.ancestors = path[:-1][-ANCESTORS_SHOWN:]
         hit.path_labels = [{"id": i, "label": labels[i]} for i in path if i in labels]
         hit.label = labels.get(hit.entry_id, hit.label)
-        hit.on_active_branch = hit.entry_id in active
+        hit.on_active_branch = hit.entry_id in tree.active
 
     def clear(self) -> None:
         with self._lock:
-            self._open.clear()
+            self._trees.clear()
