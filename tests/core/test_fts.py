@@ -113,13 +113,18 @@ def test_every_real_session_is_indexed_and_each_hit_agrees_with_the_session(
     before = _snapshot(agent)
     report = index.update()
     assert report.entries > 1000
-    page = index.search(SearchQuery("session", limit=50))
-    assert page.hits
-    for hit in page.hits:
+    hits = []
+    for word in ("session", "label", "fix", "the"):
+        hits += index.search(SearchQuery(word, limit=50)).hits
+    assert hits
+    for hit in hits:
         mgr = SessionManager.open(hit.session_path, read_only=True, viewing=True)
         path = mgr.index.path_to_root(hit.entry_id)
         assert path and path[-1] == hit.entry_id
         assert hit.ancestors == path[:-1][-64:]
+        assert hit.depth == len(path) - 1
+        labels = mgr.index.labels
+        assert hit.path_labels == [{"id": i, "label": labels[i]} for i in path if i in labels]
         assert hit.on_active_branch == (hit.entry_id in mgr.index.path_to_root(mgr.get_leaf_id()))
     assert _snapshot(agent) == before
 

@@ -40,6 +40,8 @@ CANDIDATES = 500
 #: A last word shorter than this is a word, not a prefix (the index keeps prefixes of 2 and 3).
 MIN_PREFIX = 2
 ANCESTORS_SHOWN = 64
+#: How many entries the remembered trees of `PathFinder` hold between them, about.
+TREE_ENTRIES = 1_000_000
 _WORD = re.compile(r"[^\W_]+")
 _PHRASE = re.compile(r'"([^"]*)"?|(\S+)')
 
@@ -378,28 +380,57 @@ def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None 
 
 
 class _Tree:
-    """One session's parent links, labels and active branch, as the index holds them."""
+    """One session's parent links, labels and active branch, as the index holds them.
 
-    __slots__ = ("active", "labels", "parents")
+    Each entry's depth and the labelled entries above it are remembered as they are first
+    asked for (``memo``: id -> (depth, chain of labelled ids)), so the hits of one long
+    conversation share the walk up to the root.
+    """
+
+    __slots__ = ("active", "labels", "memo", "parents")
 
     def __init__(self, parents: dict[str, str | None], labels: dict[str, str], leaf: str | None) -> None:
         self.parents = parents
         self.labels = labels
-        self.active = frozenset(self.path(leaf)) if leaf is not None else frozenset()
+        self.memo: dict[str, tuple[int, Any]] = {}
+        active: set[str] = set()
+        cur = leaf
+        while cur is not None and cur in parents and cur not in active:
+            active.add(cur)
+            cur = parents[cur]
+        self.active = frozenset(active)
 
-    def path(self, entry_id: str) -> list[str]:
-        """Ids from the root down to ``entry_id`` ([] when unknown); a parent that is not in
-        the session ends the walk (a root), and so does a loop."""
-        parents = self.parents
-        if entry_id not in parents:
-            return []
-        out: list[str] = []
+    def info(self, entry_id: str) -> tuple[int, Any] | None:
+        """(depth, labelled ancestors as a linked chain) of ``entry_id``; a parent that is
+        not in the session ends the walk (a root), and so does a loop."""
+        memo, parents, labels = self.memo, self.parents, self.labels
+        got = memo.get(entry_id)
+        if got is not None or entry_id not in parents:
+            return got
+        stack: list[str] = []
         seen: set[str] = set()
         cur: str | None = entry_id
-        while cur is not None and cur in parents and cur not in seen:
+        while cur is not None and cur in parents and cur not in memo and cur not in seen:
+            seen.add(cur)
+            stack.append(cur)
+            cur = parents[cur]
+        depth, chain = memo[cur] if cur is not None and cur in memo else (-1, None)
+        for node in reversed(stack):
+            depth += 1
+            if node in labels:
+                chain = (node, chain)
+            memo[node] = (depth, chain)
+        return memo[entry_id]
+
+    def ancestors(self, entry_id: str, n: int) -> list[str]:
+        """The nearest ``n`` ancestors, root first."""
+        out: list[str] = []
+        seen = {entry_id}
+        cur = self.parents.get(entry_id)
+        while cur is not None and cur in self.parents and cur not in seen and len(out) < n:
             seen.add(cur)
             out.append(cur)
-            cur = parents[cur]
+            cur = self.parents[cur]
         out.reverse()
         return out
 
@@ -435,11 +466,17 @@ class PathFinder:
         ):
             parents[eid] = parent
             leaf = eid
-        labels = dict(con.execute("SELECT entry_id, label FROM labels WHERE file_id = ?", (file_id,)).fetchall())
+        labels = dict(
+            con.execute("SELECT entry_id, label FROM labels WHERE file_id = ?", (file_id,)).fetchall()
+        )
         tree = _Tree(parents, labels, leaf)
         with self._lock:
             self._trees[file_id] = (key, tree)
-            while len(self._trees) > self._size:
+            # at most `size` sessions and about TREE_ENTRIES entries between them
+            while len(self._trees) > 1 and (
+                len(self._trees) > self._size
+                or sum(len(t.parents) for _, t in self._trees.values()) > TREE_ENTRIES
+            ):
                 self._trees.popitem(last=False)
         return tree
 
@@ -447,13 +484,19 @@ class PathFinder:
         tree = self._tree(con, file_id)
         if tree is None:
             return
-        path = tree.path(hit.entry_id)
-        if not path:
+        got = tree.info(hit.entry_id)
+        if got is None:
             return
+        depth, chain = got
+        labelled: list[str] = []
+        while chain is not None:
+            labelled.append(chain[0])
+            chain = chain[1]
+        labelled.reverse()
         labels = tree.labels
-        hit.depth = len(path) - 1
-        hit.ancestors = path[:-1][-ANCESTORS_SHOWN:]
-        hit.path_labels = [{"id": i, "label": labels[i]} for i in path if i in labels]
+        hit.depth = depth
+        hit.ancestors = tree.ancestors(hit.entry_id, ANCESTORS_SHOWN)
+        hit.path_labels = [{"id": i, "label": labels[i]} for i in labelled]
         hit.label = labels.get(hit.entry_id, hit.label)
         hit.on_active_branch = hit.entry_id in tree.active
 
