@@ -57,7 +57,7 @@ describe(":SessionTree", function()
     assert.are.equal(2, vim.fn.exists(":SessionTree"))
     local subs = vim.fn.getcompletion("SessionTree ", "cmdline")
     table.sort(subs)
-    assert.are.same({ "close", "context", "doctor", "open", "refresh", "sessions", "toggle" }, subs)
+    assert.are.same({ "close", "context", "doctor", "open", "refresh", "search", "sessions", "toggle" }, subs)
     assert.are.same({ "open" }, vim.fn.getcompletion("SessionTree op", "cmdline"))
   end)
 

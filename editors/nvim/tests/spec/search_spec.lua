@@ -50,7 +50,7 @@ describe(":SessionTree search", function()
     local st, shown = pick("write tests", "u0000002")
     assert.are.equal(vim.uv.fs_realpath(path), st.path)
     assert.are.equal("u0000002", st.focus_id)
-    assert.truthy(shown[1]:find("«write» «tests»", 1, true), shown[1])
+    assert.truthy(shown[1]:find("«write tests»", 1, true), shown[1])
     local row = require("sessiontree.view").current_row(st)
     assert.are.equal("u0000002", row.id)
     -- the hit's branch is the highlighted path; the other branch is not
