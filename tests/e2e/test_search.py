@@ -111,7 +111,7 @@ def test_a_hit_names_the_session_entry_and_its_place_with_progress_for_the_build
     assert hit["ancestors"] == ["u1"] and hit["depth"] == 1
     # the leaf is a2 (the last entry): a1 is on another branch
     assert hit["onActiveBranch"] is False
-    assert [hit["snippet"][a:b] for a, b in hit["highlights"]] == ["romeo", "widget"]
+    assert [hit["snippet"][a:b] for a, b in hit["highlights"]] == ["romeo widget"]
     assert res["indexedFiles"] == 1 and res["indexBytes"] > 0
     kinds = [p["value"]["kind"] for p in client.notifications_of("$/progress")]
     assert kinds[0] == "begin" and kinds[-1] == "end"
