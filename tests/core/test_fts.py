@@ -431,3 +431,31 @@ def test_a_common_query_is_ranked_among_the_newest_matches(
     assert all(int(h.entry_id[1:]) >= 30 for h in page.hits)
     page = index.search(SearchQuery("pap", limit=3))  # a prefix ranks the same way
     assert page.hits[0].entry_id == "e35"
+
+
+def test_a_file_that_is_no_session_is_not_read_again_until_it_changes(
+    agent: Path, index: SearchIndex
+) -> None:
+    d = agent / "sessions" / "--w--"
+    d.mkdir()
+    other = d / "notes.jsonl"
+    other.write_text('{"type":"summary","text":"whiskey not a session"}\n')
+    r = index.update()
+    assert r.entries == 0 and _ids(index, "whiskey") == []
+    r = index.update()
+    assert (r.full, r.appended) == (0, 0)
+    # it becomes a session: read whole
+    other.write_text(
+        _line(
+            {
+                "type": "session",
+                "version": 3,
+                "id": "s9",
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "cwd": "/w",
+            }
+        )
+        + _line(_msg("x1", None, "user", "whiskey now"))
+    )
+    r = index.update()
+    assert r.full == 1 and _ids(index, "whiskey") == ["x1"]

@@ -97,7 +97,7 @@ class SearchIndex:
     def file_count(self) -> int:
         """Session files in the index."""
         try:
-            return int(self._reader().execute("SELECT count(*) FROM files").fetchone()[0])
+            return int(self._reader().execute("SELECT count(*) FROM files WHERE entries > 0").fetchone()[0])
         except Exception:
             return 0
 

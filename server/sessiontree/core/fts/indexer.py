@@ -269,6 +269,13 @@ class Indexer:
     ) -> int:
         res = read_entries(f, 0, None, whole)
         if res is None:
+            # Not a session (yet): remembered without entries, so that an unchanged file
+            # is not read again at every update, and a change reads it whole.
+            con.execute(
+                "INSERT INTO files(path, root, agent, device, inode, size, mtime_ns, head_hash, end_offset,"
+                " last_len, last_hash, whole_only, entries) VALUES (?,?,?,?,?,?,?,'',0,0,'',1,0)",
+                (f.path, f.root, f.agent, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns),
+            )
             return 0
         header = res.header or {}
         title = header.get("title")
