@@ -93,7 +93,7 @@ def test_a_known_phrase_of_a_real_session_lands_on_its_entry_and_path(
     assert hit.ancestors == ["e1", "e2", "e3"] and hit.depth == 3
     # the leaf is e8 (e1 e2 e7 e8): e4 is on another branch
     assert hit.on_active_branch is False
-    assert hit.snippet.startswith("toolResult") and hit.highlights
+    assert hit.snippet == "[read: ] toolResult redacted fixture" and hit.highlights
     assert [hit.snippet[a:b] for a, b in hit.highlights] == ["redacted fixture"]
     # a toolResult is found by the call it shows, as in the tree's own search
     assert "e4" in _ids(index, "read")

@@ -23,7 +23,7 @@ import sqlite3
 
 __all__ = ["SCHEMA_VERSION", "IndexUnusable", "connect", "fts5_available"]
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;

@@ -1,7 +1,7 @@
 """The searchable text of an entry, by the rules of in-session search (core/view/search.py).
 
 The text is the entry's searchable parts and the part of its display text they do not
-already hold (`search_display`); a toolResult shows the call it answers (``[read:
+already hold (`search_display`), that part first; a toolResult shows the call it answers (``[read:
 src/x.py]``), found by its call id among the calls indexed before it. Capped at
 `MAX_TEXT_CHARS` so that one huge tool output does not dominate the index's size.
 """
@@ -55,6 +55,10 @@ def entry_text(entry: Mapping[str, Any], call_shown: str | None = None) -> str:
         if isinstance(msg, Mapping) and isinstance(msg.get("toolCallId"), Hashable):
             shown = call_shown if call_shown is not None else display_text(entry)
     if shown:
-        parts.append(shown)
+        # What the row shows first (a snippet then reads like the row: "user: ..."); the
+        # role word alone goes when the shown prefix is that word ("user:" holds "user").
+        if parts and shown.rstrip(":") == parts[0]:
+            parts = parts[1:]
+        parts.insert(0, shown)
     text = scrub_text(" ".join(p for p in parts if p))
     return text if len(text) <= MAX_TEXT_CHARS else text[:MAX_TEXT_CHARS]
