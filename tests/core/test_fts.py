@@ -459,3 +459,41 @@ def test_a_file_that_is_no_session_is_not_read_again_until_it_changes(
     )
     r = index.update()
     assert r.full == 1 and _ids(index, "whiskey") == ["x1"]
+
+
+def test_two_writers_at_once_index_each_file_once(agent: Path, tmp_path: Path) -> None:
+    """A CLI search while the daemon updates: SQLite serializes them, nothing is doubled."""
+    import threading
+
+    for i in range(12):
+        _session(
+            agent / "sessions",
+            f"/w/p{i}",
+            f"s{i}.jsonl",
+            [_msg(f"u{i}", None, "user", f"yankee {i}")],
+            sid=f"s{i}",
+        )
+    db = str(tmp_path / "cache" / "shared.db")
+    a = SearchIndex([str(agent / "sessions")], path=db)
+    b = SearchIndex([str(agent / "sessions")], path=db)
+    errors: list[BaseException] = []
+
+    def run(ix: SearchIndex) -> None:
+        try:
+            for _ in range(3):
+                ix.update()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(ix,)) for ix in (a, b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    try:
+        assert errors == []
+        assert sorted(_ids(a, "yankee")) == sorted(f"u{i}" for i in range(12))
+        assert a.indexer.connection().execute("SELECT count(*) FROM entries").fetchone()[0] == 12
+    finally:
+        a.close()
+        b.close()

@@ -37,6 +37,7 @@ from .text import entry_calls, entry_role, entry_text
 __all__ = ["Indexer", "UpdateReport"]
 
 _BATCH = 20000
+_FILE_ROW = "SELECT id, path, device, inode, size, mtime_ns, head_hash, end_offset, last_len, last_hash, whole_only FROM files"
 
 
 @dataclass
@@ -132,13 +133,7 @@ class Indexer:
         report = UpdateReport(files=len(files))
         try:
             con = self.connection()
-            known = {
-                row[1]: row
-                for row in con.execute(
-                    "SELECT id, path, device, inode, size, mtime_ns, head_hash, end_offset, last_len, last_hash,"
-                    " whole_only FROM files"
-                )
-            }
+            known = {row[1]: row for row in con.execute(_FILE_ROW)}
         except sqlite3.DatabaseError:
             self.reset()
             con = self.connection()
@@ -168,6 +163,15 @@ class Indexer:
                 if cancelled is not None and cancelled():
                     break
                 row = known.get(f.path)
+                if row is None or (row[2], row[3], row[4], row[5]) != (
+                    st.st_dev,
+                    st.st_ino,
+                    st.st_size,
+                    st.st_mtime_ns,
+                ):
+                    # Changed since the snapshot, or new: what the index holds now (another
+                    # process may have indexed it meanwhile; SQLite serializes the writers).
+                    row = con.execute(_FILE_ROW + " WHERE path = ?", (f.path,)).fetchone()
                 n = self._index_file(con, f, st, row, report)
                 pending += n
                 done += st.st_size
