@@ -497,3 +497,17 @@ def test_two_writers_at_once_index_each_file_once(agent: Path, tmp_path: Path) -
     finally:
         a.close()
         b.close()
+
+
+def test_a_snippet_is_one_line_around_the_first_match_with_its_words_marked() -> None:
+    from sessiontree.core.fts.query import make_snippet
+
+    text, ranges = make_snippet("hello   world\n\n  the  Refactor  branch", [("refactor", False)])
+    assert text == "hello world the Refactor branch"
+    assert [text[a:b] for a, b in ranges] == ["Refactor"]
+    long = "w " * 100 + "zulu\tfoxtrot  café " + "v " * 100
+    text, ranges = make_snippet(long, [("zulu", False), ("fox", True), ("cafe", False)])
+    assert text.startswith("…") and text.endswith("…") and "\t" not in text
+    assert [text[a:b] for a, b in ranges] == ["zulu foxtrot café"]
+    text, ranges = make_snippet("nothing here", [("absent", False)])
+    assert (text, ranges) == ("nothing here", [])

@@ -170,30 +170,43 @@ def make_snippet(
         if any(word.startswith(t) if p else word == t for t, p in wanted):
             hits.append(i)
     if not hits:
-        cut = text[:160]
-        return _one_line(cut) + ("…" if len(text) > 160 else ""), []
+        cut = " ".join(text[:160].split())
+        return cut + ("…" if len(text) > 160 else ""), []
     first = hits[0]
     lo, hi = max(0, first - SNIPPET_BEFORE), min(len(spans) - 1, first + SNIPPET_AFTER)
     start, end = spans[lo][0] if lo > 0 else 0, spans[hi][1] if hi < len(spans) - 1 else len(text)
     if hi >= len(spans) - 1 and len(text) > scan_chars:
         end = spans[hi][1]
     lead = "…" if start > 0 else ""
-    out = lead + _one_line(text[start:end]) + ("…" if end < len(text) else "")
+    # one line, runs of whitespace as one space; pos[i]: where text[start + i] went
+    out_chars: list[str] = [lead] if lead else []
+    pos: list[int] = []
+    n = len(lead)
+    prev_space = False
+    for ch in text[start:end]:
+        if ch.isspace():
+            if prev_space:
+                pos.append(n)
+                continue
+            ch = " "
+            prev_space = True
+        else:
+            prev_space = False
+        pos.append(n)
+        out_chars.append(ch)
+        n += 1
+    pos.append(n)
+    out = "".join(out_chars) + ("…" if end < len(text) else "")
     ranges: list[list[int]] = []
     for i in hits:
         if i < lo or i > hi:
             continue
-        a, b = spans[i][0] - start + len(lead), spans[i][1] - start + len(lead)
+        a, b = pos[spans[i][0] - start], pos[spans[i][1] - start]
         if ranges and out[ranges[-1][1] : a].isspace():
             ranges[-1][1] = b
         else:
             ranges.append([a, b])
     return out, ranges
-
-
-def _one_line(s: str) -> str:
-    # a newline or tab is a space: one line to show, offsets unchanged
-    return s.replace("\r", " ").replace("\n", " ").replace("\t", " ")
 
 
 def _terms(text: str, prefix: bool) -> list[tuple[str, bool]]:
