@@ -3,8 +3,8 @@
 The index (`sessiontree.core.fts`, in sessiontree's cache dir) is brought up to date at the
 first search, with work-done progress while it is built; from then on a keeper thread
 keeps it current: the files the watcher saw change are indexed at once (inotify), and every
-`RESCAN_SECONDS` the sessions root is compared with the index (what polling alone would
-miss). Searches are read-only queries on their own connection, in the pool.
+`RESCAN_SECONDS` (`RESCAN_SECONDS_INOTIFY` while inotify works) the sessions root is
+compared with the index (what polling alone would miss). Searches are read-only queries on their own connection, in the pool.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import threading
 import uuid
 import weakref
 from collections.abc import Callable
+from typing import Any
 
 from lsprotocol import types as lsp
 from sessiontree_protocol import methods as m
@@ -30,6 +31,8 @@ from sessiontree.lsp.server import SessionTreeServer
 log = logging.getLogger(__name__)
 
 RESCAN_SECONDS = 5.0
+#: With inotify telling every change, the rescan is only a safety net.
+RESCAN_SECONDS_INOTIFY = 30.0
 RESCAN_ENV = "SESSIONTREE_SEARCH_RESCAN_SECONDS"
 MAX_LIMIT = 200
 ROLES = ("user", "assistant", "tool", "other")
@@ -40,10 +43,13 @@ class SearchService:
 
     def __init__(self, roots: list[str]) -> None:
         self.index = SearchIndex(roots)
+        self.rescan_env: float | None
         try:
-            self.rescan = max(0.05, float(os.environ.get(RESCAN_ENV, "") or RESCAN_SECONDS))
+            value = os.environ.get(RESCAN_ENV, "")
+            self.rescan_env = max(0.05, float(value)) if value else None
         except ValueError:
-            self.rescan = RESCAN_SECONDS
+            self.rescan_env = None
+        self._watcher: Any = None
         self.build_lock = threading.Lock()
         self._dirty: set[str] = set()
         self._lock = threading.Lock()
@@ -66,8 +72,17 @@ class SearchService:
         follower = ls.live_follower
         if follower is not None:
             self._unlisten = follower.watcher.add_change_listener(self._changed)
+            self._watcher = follower.watcher
         self._thread = threading.Thread(target=self._run, name="sessiontree-search-index", daemon=True)
         self._thread.start()
+
+    def rescan_interval(self) -> float:
+        """Seconds between rescans: the environment's, else 30 while inotify reports every
+        change (a safety net), else 5 (the watcher polls, or there is none)."""
+        if self.rescan_env is not None:
+            return self.rescan_env
+        watcher = self._watcher
+        return RESCAN_SECONDS_INOTIFY if watcher is not None and watcher.mode == "inotify" else RESCAN_SECONDS
 
     def _changed(self, files: list[str]) -> None:
         with self._lock:
@@ -76,7 +91,7 @@ class SearchService:
 
     def _run(self) -> None:
         while not self._stopped:
-            woke = self._wake.wait(self.rescan)
+            woke = self._wake.wait(self.rescan_interval())
             self._wake.clear()
             owner = self._owner() if self._owner is not None else None
             if owner is None or (owner.live_follower is None and self._unlisten is not None):
