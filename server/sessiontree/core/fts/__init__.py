@@ -39,7 +39,9 @@ class SearchIndex:
     """The search index at ``path`` (default `default_index_path()`) over sessions roots."""
 
     def __init__(self, roots: Iterable[str], path: str | None = None, home: str | None = None) -> None:
-        self.roots = [os.path.abspath(r) for r in roots]
+        # canonical, so that the CLI and the daemon (whose watcher reports real paths) name
+        # a file alike in the one index
+        self.roots = [os.path.realpath(r) for r in roots]
         self.path = path or default_index_path()
         self.indexer = Indexer(self.path, home)
         self.paths = PathFinder()
