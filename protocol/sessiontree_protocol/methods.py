@@ -57,6 +57,7 @@ SESSION_EXPORT: Final = "session/export"
 SESSION_DIFF: Final = "session/diff"
 # The shared session store (docs/shared-store.md).
 SESSION_OPEN_SHARED: Final = "session/openShared"
+SESSION_SEARCH: Final = "session/search"
 
 # Notifications (server to client)
 SESSION_DID_CHANGE: Final = "session/didChange"
@@ -101,6 +102,7 @@ REQUESTS: Final[tuple[str, ...]] = (
     SESSION_EXPORT,
     SESSION_DIFF,
     SESSION_OPEN_SHARED,
+    SESSION_SEARCH,
 )
 
 NOTIFICATIONS: Final[tuple[str, ...]] = (
@@ -120,6 +122,7 @@ ADDITIONS: Final[frozenset[str]] = frozenset(
         SESSION_EXPORT,
         SESSION_DIFF,
         SESSION_OPEN_SHARED,
+        SESSION_SEARCH,
     }
 )
 """Methods the project adds to PROTOCOL.md."""

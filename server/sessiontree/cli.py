@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "diff": "diff",
     "store": "store",
     "sync": "sync",
+    "search": "search",
 }
 
 

@@ -133,3 +133,30 @@ def test_ls_without_a_pi_agent_dir_lists_the_other_agents_and_names_the_missing_
     assert not (home / ".xcsh").exists()
     res = run(home, "ls", "--all", "--agent", "pi")
     assert res.returncode == 2 and str(home / ".xcsh" / "agent") in res.stderr
+
+
+def test_search_finds_every_agents_sessions_and_looking_never_writes(home: Path, tmp_path: Path) -> None:
+    """`sessiontree search` indexes the Claude Code and Codex transcripts beside pi's
+    sessions (read-only: the index lives in sessiontree's cache), each hit naming its agent
+    and the entry id the session opened in sessiontree has."""
+    from sessiontree.core.fts import fts5_available
+
+    if not fts5_available():
+        pytest.skip("this Python's SQLite has no FTS5")
+    before = snapshot(home)
+    index = str(tmp_path / "search.db")
+    got = {}
+    for words, agent in (("pi says hi", "pi"), ("b.txt has one line", "claude"), ("There are 2 files", "codex")):
+        res = run(home, "search", "--all", "--json", "--index", index, words)
+        assert res.returncode == 0, res.stderr
+        hits = json.loads(res.stdout)["hits"]
+        assert hits, (words, res.stdout)
+        assert hits[0]["agent"] == agent, hits[0]
+        got[agent] = hits[0]
+    # the hit's entry is one the transcript opened in sessiontree has, with that text
+    from sessiontree.core.session import SessionManager
+
+    for agent in ("claude", "codex"):
+        mgr = SessionManager.open(got[agent]["session_path"], read_only=True, viewing=True)
+        assert got[agent]["entry_id"] in mgr.index.ids()
+    assert snapshot(home) == before

@@ -200,3 +200,42 @@ def test_inotify_failure_falls_back_to_polling(tmp_path: Path) -> None:
         assert time.monotonic() - t0 < 0.5
     finally:
         w.stop()
+
+
+def test_change_listeners_hear_every_session_file_under_a_root_with_inotify(tmp_path: Path) -> None:
+    """The search index's hook: appends to files nobody follows, new and deleted files."""
+    rec = Recorder()
+    w = SessionWatcher(rec.on_file, rec.on_list, safety_interval=0.3)
+    heard: list[str] = []
+    cond = threading.Condition()
+
+    def listener(paths: list[str]) -> None:
+        with cond:
+            heard.extend(paths)
+            cond.notify_all()
+
+    remove = w.add_change_listener(listener)
+    w.start()
+    try:
+        root = tmp_path / "sessions"
+        (root / "-proj").mkdir(parents=True)
+        unfollowed = root / "-proj" / "a.jsonl"
+        unfollowed.write_text("{}\n")
+        w.set_roots([str(root)])
+        settle(w)
+        if w.mode != "inotify":
+            pytest.skip("inotify is unavailable here: listeners hear nothing while polling")
+        with open(unfollowed, "a") as f:
+            f.write("{}\n")
+        (root / "-proj" / "notes.txt").write_text("x")
+        with cond:
+            assert cond.wait_for(lambda: str(unfollowed) in heard, 3)
+        assert all(p.endswith(".jsonl") for p in heard)
+        remove()
+        heard.clear()
+        with open(unfollowed, "a") as f:
+            f.write("{}\n")
+        time.sleep(0.5)
+        assert heard == []
+    finally:
+        w.stop()

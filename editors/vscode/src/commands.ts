@@ -281,6 +281,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       await revealAfterChange(keep);
     }),
     reg(Command.treeRevealLeaf, async () => {
+      await tree.clearFocus(); // a search hit's branch gives way to the session's own leaf
       const node = tree.leafNode();
       if (node) {
         await treeView.reveal(node, { select: true, focus: false, expand: true });

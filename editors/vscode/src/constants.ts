@@ -43,6 +43,7 @@ export const Method = {
   graph: 'session/graph',
   export: 'session/export',
   diff: 'session/diff',
+  search: 'session/search',
 } as const;
 
 /** Server-to-client notifications. */
@@ -98,6 +99,7 @@ export const Command = {
   treeExportSubtree: 'sessiontree.tree.exportSubtree',
   treeSelectForCompare: 'sessiontree.tree.selectForCompare',
   treeCompareWithSelected: 'sessiontree.tree.compareWithSelected',
+  sessionsSearch: 'sessiontree.sessions.search',
 } as const;
 
 /** View and container ids. */

@@ -4,6 +4,7 @@ import { DaemonClient } from './client';
 import { Command, ContextKey, FILTER_MODES, type FilterMode, Scheme, Setting, View } from './constants';
 import { registerCommands } from './commands';
 import { registerAgentCommands } from './agents';
+import { registerSessionSearch } from './search';
 import { SessionDocuments } from './documents';
 import { GraphPanel } from './graphPanel';
 import { DiffDocuments, registerPictures } from './pictures';
@@ -100,6 +101,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
       }
     }),
     ...registerCommands({ daemon, current, tree, sessions, treeView, log: (m) => daemon.output.error(m) }),
+    ...registerSessionSearch({ daemon, current, tree, treeView }),
     vscode.commands.registerCommand(Command.serverRestart, async () => {
       current.clear();
       try {

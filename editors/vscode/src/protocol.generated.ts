@@ -815,6 +815,100 @@ export interface Row {
   shortPrefix?: string;
 }
 
+/** One matching entry and its place in its session's tree. */
+export interface SearchHit {
+  /** The session file. */
+  path: string;
+  /** The session's id (its header's). */
+  sessionId?: string;
+  /** The session's display name. */
+  sessionName?: string;
+  /** The session's project directory. */
+  cwd?: string;
+  /** The agent that wrote the session (`pi`). */
+  agent: string;
+  /** The matching entry. */
+  entryId: string;
+  /** Its parent entry. */
+  parentId?: string;
+  /** `user`, `assistant`, `tool` or `other`. */
+  role: string;
+  /** The entry's type (`message`, `compaction`, ...). */
+  type?: string;
+  /** The entry's time as written. */
+  timestamp?: string;
+  /** BM25 score (lower is a better match). */
+  score: number;
+  /** The matching part of the entry's text, on one line. */
+  snippet: string;
+  /** The matched words in `snippet`: `[start, end)` in code points. */
+  highlights: number[][];
+  /** The entry's own label. */
+  label?: string;
+  /** Ids from the root to the parent (the nearest 64 when deeper). */
+  ancestors: string[];
+  /** How many entries are above the hit. */
+  depth: number;
+  /** Labels on the way from the root to the hit (the hit's included). */
+  pathLabels: SearchPathLabel[];
+  /** Whether the hit is on the path from the root to the session's leaf. */
+  onActiveBranch?: boolean;
+}
+
+/** Params of `session/search`. */
+export interface SearchParams {
+  /** What to find: words (all of them), "quoted phrases"; the last word matches as a prefix unless the query ends with a space. Characters of the FTS5 syntax are only words or separators. */
+  query: string;
+  /** Only sessions of this project directory and those below it (default: every project). */
+  cwd?: string;
+  /** Only entries of this role: `user`, `assistant`, `tool` (tool results, bash runs), `other`. */
+  role?: string;
+  /** Only sessions of this agent (`pi`). */
+  agent?: string;
+  /** Only entries at or after this time (ISO 8601; a date alone is midnight UTC). */
+  since?: string;
+  /** Only entries before this time (ISO 8601). */
+  until?: string;
+  /** Only entries carrying this label (case-insensitive). */
+  label?: string;
+  /** Skip this many hits (paging: the previous page's `nextOffset`). */
+  offset?: number;
+  /** At most this many hits (1 to 200). */
+  limit?: number;
+  /** The last word matches as a prefix (a person typing it); false: whole words only. */
+  prefix?: boolean;
+  /** Give each hit its place in its tree (ancestors, labels on the way, active branch). */
+  paths?: boolean;
+  /** LSP work-done progress token for the first build of the index. */
+  workDoneToken?: number | string;
+}
+
+/** A label on the way from the root to a hit. */
+export interface SearchPathLabel {
+  /** The labelled entry. */
+  id: string;
+  /** Its label. */
+  label: string;
+}
+
+/** Result of `session/search`: a page of hits, best first. */
+export interface SearchResult {
+  /** The hits of this page, best first. */
+  hits: SearchHit[];
+  /** How many matches were ranked (at most `capped`'s limit). */
+  total: number;
+  /** More entries match than were ranked (the newest 500 are). */
+  capped: boolean;
+  /** The page's offset. */
+  offset: number;
+  /** The next page's offset; absent on the last page. */
+  nextOffset?: number;
+  /** Session files in the index. */
+  indexedFiles: number;
+  /** The index's size on disk. */
+  indexBytes: number;
+}
+
 /** One session file as listed by `session/list`. */
 export interface SessionInfo {
   /** Absolute path of the session file. */
@@ -1031,6 +1125,7 @@ export interface Requests {
   'session/export': { params: ExportParams; result: ExportResult };
   'session/diff': { params: DiffParams; result: DiffResult };
   'session/openShared': { params: OpenSharedParams; result: OpenResult };
+  'session/search': { params: SearchParams; result: SearchResult };
 }
 
 /** Params of every notification the daemon sends, by method name. */

@@ -212,6 +212,8 @@ def render_markdown() -> str:
         t.EditHunk,
         t.CommandRun,
         t.StoreStatus,
+        t.SearchHit,
+        t.SearchPathLabel,
     ):
         if extra not in classes:
             classes.append(extra)

@@ -75,6 +75,7 @@ from sessiontree_protocol.types.pictures import (
     RedactionCount,
     RedactionFinding,
 )
+from sessiontree_protocol.types.search import SearchHit, SearchParams, SearchPathLabel, SearchResult
 from sessiontree_protocol.types.sessions import (
     ContinueRecentParams,
     CreateParams,
@@ -219,6 +220,10 @@ __all__ = [
     "RedactionCount",
     "RedactionFinding",
     "Row",
+    "SearchHit",
+    "SearchParams",
+    "SearchPathLabel",
+    "SearchResult",
     "SessionInfo",
     "SessionInitEntry",
     "SessionParams",
@@ -273,6 +278,7 @@ METHOD_TO_TYPES: Final[dict[str, tuple[type, type | None]]] = {
     m.SESSION_EXPORT: (ExportParams, ExportResult),
     m.SESSION_DIFF: (DiffParams, DiffResult),
     m.SESSION_OPEN_SHARED: (OpenSharedParams, OpenResult),
+    m.SESSION_SEARCH: (SearchParams, SearchResult),
     # notifications
     m.SESSION_DID_CHANGE: (DidChangeParams, None),
     m.SESSION_DID_NAVIGATE: (DidNavigateParams, None),

@@ -235,3 +235,41 @@ def context_result(
         has_persisted_mcp_tool_selection=bool(ctx.has_persisted_mcp_tool_selection),
         llm_messages=wire_safe(llm_messages),
     )
+
+
+def search_result(page: Any, indexed_files: int, index_bytes: int) -> t.SearchResult:
+    """A `core.fts.SearchPage` as the result of `session/search`."""
+    hits = [
+        t.SearchHit(
+            path=h.session_path,
+            session_id=h.session_id,
+            session_name=wire_safe(h.session_name) if h.session_name is not None else None,
+            cwd=h.cwd,
+            agent=h.agent,
+            entry_id=h.entry_id,
+            parent_id=h.parent_id,
+            role=h.role,
+            type=h.type,
+            timestamp=h.timestamp,
+            score=h.score,
+            snippet=wire_safe(h.snippet),
+            highlights=h.highlights,
+            label=h.label,
+            ancestors=list(h.ancestors),
+            depth=h.depth,
+            path_labels=[
+                t.SearchPathLabel(id=pl["id"], label=wire_safe(pl["label"])) for pl in h.path_labels
+            ],
+            on_active_branch=h.on_active_branch,
+        )
+        for h in page.hits
+    ]
+    return t.SearchResult(
+        hits=hits,
+        total=page.total,
+        capped=page.capped,
+        offset=page.offset,
+        next_offset=page.next_offset,
+        indexed_files=indexed_files,
+        index_bytes=index_bytes,
+    )

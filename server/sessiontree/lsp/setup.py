@@ -10,6 +10,7 @@ from sessiontree.lsp.features import (
     lifecycle,
     navigation,
     pictures,
+    search,
     sessions,
     shared_store,
     tree,
@@ -31,6 +32,7 @@ FEATURES = (
     warm,
     pictures,
     shared_store,
+    search,
 )
 """The feature modules, in registration order."""
 

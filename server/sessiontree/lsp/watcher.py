@@ -174,6 +174,9 @@ class SessionWatcher:
         self._dir_watch: _NotifyThread | None = None
         self._thread: threading.Thread | None = None
         self.ready = threading.Event()
+        # Told of every session file under the roots that inotify saw change (the search
+        # index keeps itself current with them; followed files get `on_file` as before).
+        self._change_listeners: list[Callable[[list[str]], None]] = []
 
     # -- public API ----------------------------------------------------------------
 
@@ -230,6 +233,18 @@ class SessionWatcher:
             self._files.pop(_canonical(path), None)
         self._wake.set()
 
+    def add_change_listener(self, fn: Callable[[list[str]], None]) -> Callable[[], None]:
+        """Call ``fn(paths)`` (from a watcher thread) with the session files under the roots
+        that inotify saw created, modified or deleted; returns the function that removes it.
+        Polling sees no files but the followed ones: a listener rescans on its own too."""
+        self._change_listeners.append(fn)
+
+        def remove() -> None:
+            if fn in self._change_listeners:
+                self._change_listeners.remove(fn)
+
+        return remove
+
     def poke(self, path: str) -> None:
         """Ask for an `on_file` call for `path` soon (from any thread)."""
         with self._lock:
@@ -240,6 +255,14 @@ class SessionWatcher:
 
     def _on_notify(self, changes: list[tuple[int, str]]) -> None:
         # watchfiles.Change: 1 added, 2 modified, 3 deleted
+        if self._change_listeners:
+            files = [p for _kind, p in changes if is_session_file_name(os.path.basename(p))]
+            if files:
+                for listener in list(self._change_listeners):
+                    try:
+                        listener(files)
+                    except Exception:
+                        log.exception("a change listener failed")
         with self._lock:
             for kind, path in changes:
                 if path in self._files:

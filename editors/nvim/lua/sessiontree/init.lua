@@ -9,6 +9,7 @@
 ---   doctor()               check the shown session's file for damage
 ---   export(opts)           save the path to the cursor's entry (md|html|jsonl, redacted)
 ---   mark(), diff(opts)     compare two entries in a diff tab (sessiontree.pictures)
+---   search(text, opts)     search every session; the chosen hit opens drawn from it
 ---   close(), refresh()
 ---   :SessionTree shared    other machines' sessions in the shared store (sessiontree.shared)
 
@@ -52,7 +53,7 @@ end
 
 --- Open a session file in the sidebar of this tab page.
 ---@param path string
----@param opts? {focus?: boolean, on_open?: fun(state)}
+---@param opts? {focus?: boolean, on_open?: fun(state), focus_id?: string}
 function M.open(path, opts)
   opts = opts or {}
   if not path or path == "" then
@@ -218,6 +219,13 @@ function M.doctor(opts)
   end)
 end
 
+--- Search every session (`session/search`) and open the chosen hit's session drawn from it.
+---@param text? string
+---@param opts? table
+function M.search(text, opts)
+  return require("sessiontree.search").search(text, opts)
+end
+
 function M.close()
   view().close()
 end
@@ -225,6 +233,11 @@ end
 function M.refresh()
   local state = view().get()
   if state then
+    if state.focus_id then
+      -- back from a search hit's branch to the session's own leaf
+      state.focus_id = nil
+      return view().reload(state, { to_selected = true })
+    end
     view().reload(state)
   end
 end
@@ -289,6 +302,9 @@ M.subcommands = {
   end,
   shared = function()
     require("sessiontree.shared").show()
+  end,
+  search = function(args)
+    M.search(table.concat(args, " "))
   end,
 }
 

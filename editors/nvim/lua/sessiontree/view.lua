@@ -118,7 +118,7 @@ end
 
 --- Show an opened session (an OpenResult) in the sidebar of the current tab page.
 ---@param open_result table
----@param opts? {focus?: boolean}
+---@param opts? {focus?: boolean, focus_id?: string}
 ---@return sessiontree.State
 function M.show(open_result, opts)
   opts = opts or {}
@@ -178,6 +178,8 @@ function M.show(open_result, opts)
   end
   state.rows, state.first, state.total = {}, 0, 0
   state.search = nil
+  -- a search hit: the view drawn as if it were the leaf (its branch the highlighted path)
+  state.focus_id = opts.focus_id
   if not win_valid(state) then
     window.open_window(state)
   end
@@ -247,7 +249,13 @@ function M.subscribe()
     M.schedule_reload(state)
   end)
   client.on(n.did_change, reload)
-  client.on(n.did_navigate, reload)
+  client.on(
+    n.did_navigate,
+    for_session(function(state)
+      state.focus_id = nil -- the leaf moved: the session's own branch again
+      M.schedule_reload(state)
+    end)
+  )
   client.on(n.did_change_label, reload)
   client.on(n.did_reload, reload)
 end

@@ -66,6 +66,7 @@ describe(":SessionTree", function()
       "mark",
       "open",
       "refresh",
+      "search",
       "sessions",
       "shared",
       "toggle",

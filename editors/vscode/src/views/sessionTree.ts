@@ -68,8 +68,15 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
   private readonly disposables: vscode.Disposable[] = [];
   private readonly options: SessionTreeOptions;
   private shownKey: string | undefined;
+  private keepFocusOnce = false;
   filter: FilterMode;
   search = '';
+  /**
+   * An entry the view is drawn from as if it were the leaf (a cross-session search hit): its
+   * branch is the highlighted path and its row the selection, until {@link clearFocus}, a
+   * navigation or another session. The session's own leaf is unchanged.
+   */
+  focusId: string | undefined;
 
   constructor(
     private readonly daemon: Daemon,
@@ -85,6 +92,10 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
           return; // a rename: same session, same rows
         }
         this.shownKey = key;
+        if (!this.keepFocusOnce) {
+          this.focusId = undefined;
+        }
+        this.keepFocusOnce = false;
         this.segments = [];
         this.total = 0;
         this.leafId = null;
@@ -99,6 +110,13 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
         this.scheduleRefresh();
       }
     };
+    this.disposables.push(
+      daemon.onNotification(Notification.didNavigate, (params: { session?: string }) => {
+        if (params && params.session === this.session.value?.handle) {
+          this.focusId = undefined; // the leaf moved: show the session's own branch again
+        }
+      }),
+    );
     for (const method of [
       Notification.didChange,
       Notification.didNavigate,
@@ -188,6 +206,31 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     return this.refresh();
   }
 
+  /**
+   * Draws the view from `id` as if it were the leaf: its branch highlighted, its row loaded
+   * and selected ({@link leafNode}). With `nextSession`, the focus is for the session about to
+   * be opened (set before `current.open`).
+   */
+  focusEntry(id: string, nextSession = false): Promise<void> {
+    this.focusId = id;
+    this.segments = [];
+    if (nextSession) {
+      this.keepFocusOnce = true;
+      return Promise.resolve();
+    }
+    return this.refresh();
+  }
+
+  /** Back to the session's own leaf. */
+  clearFocus(): Promise<void> {
+    if (this.focusId === undefined) {
+      return Promise.resolve();
+    }
+    this.focusId = undefined;
+    this.segments = [];
+    return this.refresh();
+  }
+
   setSearch(query: string): Promise<void> {
     this.search = query.trim();
     this.segments = [];
@@ -203,6 +246,9 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     };
     if (this.search) {
       params.search = this.search;
+    }
+    if (this.focusId !== undefined) {
+      params.leafId = this.focusId;
     }
     return params;
   }
@@ -242,7 +288,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     this.leafId = first.leafId;
     this.selectedIndex = sel;
     this.rebuild();
-    if (session.leafId !== first.leafId) {
+    if (session.leafId !== first.leafId && this.focusId === undefined) {
       session.leafId = first.leafId;
     }
     this.setViewState(first.total > 0 ? 'rows' : 'empty');

@@ -15,7 +15,8 @@ const fixture = path.join(extDir, 'test', 'fixtures', 'branched.jsonl');
 // A v1 session written by pi-mono (no entry ids), from another project: read from ../shared
 // beside the repository, copied only into the test's temporary agent dir, never committed.
 const realV1 = path.join(repoRoot, '..', 'shared', 'fixtures', 'real', 'pimono-large-session.jsonl');
-const TOTAL_TIMEOUT_MS = Number(process.env.SESSIONTREE_E2E_TIMEOUT_MS || 240000);
+// (the first-rows test of the 100,000-entry session adds two daemon restarts and two opens)
+const TOTAL_TIMEOUT_MS = Number(process.env.SESSIONTREE_E2E_TIMEOUT_MS || 300000);
 
 /** A long, mostly linear session (every 400th entry starts a side branch), leaf at the end. */
 function longSession(n) {

@@ -28,6 +28,9 @@ const window = {
   showWarningMessage: async (m) => { messages.push(['warning', m]); return undefined; },
 };
 const commands = { executed: [], executeCommand: async (...args) => { commands.executed.push(args); } };
+// registered command handlers by id (the search command's tests call them)
+commands.registered = new Map();
+commands.registerCommand = (id, fn) => { commands.registered.set(id, fn); return new Disposable(() => commands.registered.delete(id)); };
 const workspace = { getConfiguration: () => ({ get: (_k, d) => d }) };
 // vscode.lm: tests put chat models in `lm.models`.
 const lm = { models: [], selectChatModels: async () => lm.models };

@@ -25,6 +25,7 @@ from .tool_calls import CallIndex, call_index
 __all__ = [
     "current_search_cache",
     "fill_search_text",
+    "search_display",
     "search_rows",
     "searchable_parts",
     "searchable_text",
@@ -98,6 +99,11 @@ def _search_display(entry: Mapping[str, Any]) -> str:
                 if command is None or command == "" or js_truthy(command):
                     return "[bash]:"
     return display_text(entry)
+
+
+#: What of the display text a search matches besides the searchable parts (the
+#: cross-session index, core/fts, uses the same rule).
+search_display = _search_display
 
 
 def searchable_text(

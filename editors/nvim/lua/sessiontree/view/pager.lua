@@ -16,6 +16,9 @@ local function view_params(state, offset, limit)
   if state.search and state.search ~= "" then
     p.search = state.search
   end
+  if state.focus_id then
+    p.leafId = state.focus_id
+  end
   return p
 end
 

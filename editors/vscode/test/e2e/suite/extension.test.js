@@ -113,6 +113,33 @@ describe('Session Tree in VS Code', () => {
     assert.equal(api.sessions.getTreeItem(hit).label, 'How do I read a JSONL file in Python?');
   });
 
+  it('Search All Sessions lands on the hit: its session opens, its row revealed and selected, its branch highlighted', async () => {
+    const agentDir = vscode.workspace.getConfiguration('sessiontree').get('agentDir');
+    const before = snapshot(agentDir);
+    const landed = await vscode.commands.executeCommand('sessiontree.sessions.search', 'stream skip broken');
+    assert.ok(landed, 'a hit');
+    assert.equal(landed.entryId, 'u0000002');
+    assert.ok(landed.path.startsWith(fs.realpathSync(agentDir)), landed.path);
+    assert.equal(api.current.value.path, landed.path);
+    await waitFor('the hit selected', () => api.treeView.selection.some((n) => n.row && n.row.id === 'u0000002'));
+    // drawn from the hit: its branch is the highlighted path, the leaf's branch is not
+    assert.equal(api.tree.nodeById('u0000002').row.onActivePath, true);
+    assert.equal(api.tree.nodeById('a0000001').row.onActivePath, true);
+    assert.equal(api.tree.nodeById('u0000003').row.onActivePath, false);
+    // typed into the quick pick, as a person would
+    const picking = vscode.commands.executeCommand('sessiontree.sessions.search');
+    await askDriver('TYPE', { text: 'orjson inst' });
+    const typed = await picking;
+    assert.equal(typed && typed.entryId, 'u0000003');
+    await waitFor('the typed hit selected', () => api.treeView.selection.some((n) => n.row && n.row.id === 'u0000003'));
+    await vscode.commands.executeCommand('sessiontree.tree.revealLeaf');
+    await api.tree.whenIdle();
+    assert.equal(api.tree.focusId, undefined);
+    assert.equal(api.tree.nodeById('a0000004').row.isLeaf, true);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(diffSnapshots(before, snapshot(agentDir)), [], 'searching wrote nothing in the agent dir');
+  });
+
   it('shows the fixture session as a nested tree', async () => {
     await vscode.commands.executeCommand('sessiontree.sessions.open', sessionFile);
     await api.tree.whenIdle();

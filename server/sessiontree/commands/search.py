@@ -1,0 +1,154 @@
+"""`sessiontree search QUERY [--cwd DIR|--all] [--role R] [--since D] [--json]`: search every session.
+
+Brings the search index (sessiontree's cache dir, docs/search.md) up to date with the
+sessions under the agent dir, then prints the best matches: time, role, session name and
+entry id, the snippet with the matched words marked, and the entry's place in its tree.
+Exit code 0 (also when nothing matched), 2 when the agent dir cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from datetime import datetime
+from typing import Any
+
+ROLES = ("user", "assistant", "tool", "other")
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "search",
+        help="search every session's text (a full-text index in sessiontree's cache)",
+        description=(
+            'Search the text of every entry of every session: words, "quoted phrases", the last word as '
+            "a prefix; ranked by BM25. Each hit names the session, the entry id, its role and time and "
+            "its path from the root."
+        ),
+    )
+    p.add_argument(
+        "query", nargs="+", help='words to find (all of them), "a phrase" in quotes, pref* for a prefix'
+    )
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--cwd", help="only sessions of this project directory (default: the current directory)"
+    )
+    scope.add_argument("--all", action="store_true", help="every project's sessions")
+    p.add_argument("--role", choices=ROLES, help="only entries of this role (tool: tool results, bash runs)")
+    p.add_argument("--agent", help="only sessions of this agent (pi)")
+    p.add_argument("--since", help="entries at or after: 2026-01-31, an ISO time, or 7d / 12h / 30m ago")
+    p.add_argument("--until", help="entries before (same forms as --since)")
+    p.add_argument("--label", help="only entries carrying this label")
+    p.add_argument("--limit", type=int, default=20, help="how many hits (default 20)")
+    p.add_argument("--offset", type=int, default=0, help="skip this many hits (paging)")
+    p.add_argument("--agent-dir", help="agent dir (default: $PI_CODING_AGENT_DIR or ~/.xcsh/agent)")
+    p.add_argument("--index", help="the index file (default: <cache>/sessiontree/search/sessions.db)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def parse_when(value: str, now: float | None = None) -> int:
+    """Epoch milliseconds of ``--since``/``--until`` (`core.fts.parse_time`)."""
+    from sessiontree.core.fts import parse_time
+
+    return parse_time(value, now)
+
+
+def _mark(snippet: str, ranges: list[list[int]], tty: bool) -> str:
+    on, off = ("\x1b[1m", "\x1b[0m") if tty else ("«", "»")
+    out, pos = [], 0
+    for a, b in ranges:
+        out += [snippet[pos:a], on, snippet[a:b], off]
+        pos = b
+    out.append(snippet[pos:])
+    return "".join(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    from sessiontree.commands.common import missing_agent_dir
+    from sessiontree.core import paths
+    from sessiontree.core.fts import SearchIndex, SearchQuery, fts5_available
+    from sessiontree.core.fts.sources import foreign_roots
+
+    if not fts5_available():
+        print("sessiontree search: this Python's SQLite has no FTS5", file=sys.stderr)
+        return 2
+    problem = missing_agent_dir(args.agent_dir)
+    if problem is not None:
+        print(f"sessiontree search: {problem}", file=sys.stderr)
+        return 2
+    try:
+        since = parse_when(args.since) if args.since else None
+        until = parse_when(args.until) if args.until else None
+    except ValueError as exc:
+        print(f"sessiontree search: bad date: {exc}", file=sys.stderr)
+        return 2
+    root = str(paths.sessions_root(args.agent_dir))
+    # pi's sessions and the other agents' transcripts (read-only) that exist
+    index = SearchIndex([root, *foreign_roots()], path=os.path.abspath(args.index) if args.index else None)
+    try:
+        report = index.update()
+        cwd = None if args.all else os.path.abspath(args.cwd or os.getcwd())
+        text = " ".join(args.query)
+        page = index.search(
+            SearchQuery(
+                text,
+                # whole words; a last word ending in * is a prefix (as the editors match while typing)
+                prefix=text.rstrip().endswith("*"),
+                cwd=cwd,
+                agent=args.agent,
+                role=args.role,
+                since=since,
+                until=until,
+                label=args.label,
+                offset=max(0, args.offset),
+                limit=max(0, args.limit),
+            )
+        )
+    finally:
+        index.close()
+    if args.json:
+        out = {
+            "query": " ".join(args.query),
+            "total": page.total,
+            "capped": page.capped,
+            "offset": page.offset,
+            "nextOffset": page.next_offset,
+            "index": {
+                "path": index.path,
+                "bytes": index.size_bytes(),
+                "updatedFiles": report.full + report.appended,
+            },
+            "hits": [h.to_dict() for h in page.hits],
+        }
+        sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    if not page.hits:
+        where = "any project" if cwd is None else cwd
+        print(f"no matches in {where}" + ("" if cwd is None else " (--all: every project)"))
+        return 0
+    tty = sys.stdout.isatty()
+    for h in page.hits:
+        when = h.timestamp or ""
+        if when:
+            try:
+                when = (
+                    datetime.fromisoformat(when.replace("Z", "+00:00"))
+                    .astimezone()
+                    .strftime("%Y-%m-%d %H:%M")
+                )
+            except ValueError:
+                pass
+        branch = (
+            ""
+            if h.on_active_branch is None
+            else (" (active branch)" if h.on_active_branch else " (other branch)")
+        )
+        labels = " ".join(f"[{pl['label']}]" for pl in h.path_labels)
+        print(f"{when}  {h.role:9}  {h.session_name or os.path.basename(h.session_path)}  {h.entry_id}")
+        print(f"    {_mark(h.snippet, h.highlights, tty)}")
+        print(f"    depth {h.depth}{branch}{'  ' + labels if labels else ''}  {h.session_path}")
+    more = f"; --offset {page.next_offset} for more" if page.next_offset is not None else ""
+    print(f"{len(page.hits)} of {page.total}{'+' if page.capped else ''} matches{more}")
+    return 0
