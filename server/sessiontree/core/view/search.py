@@ -191,7 +191,7 @@ def fill_search_text(source: TreeSource, cache: ViewCache, ids: list[str]) -> No
         missing = _fill_fast(index.raw_loader, skeleton, missing, texts, orders, calls, folded)
     for start in range(0, len(missing), _SEARCH_BATCH):
         chunk = missing[start : start + _SEARCH_BATCH]
-        entries = source.get_entries(chunk)
+        entries = _read_many(source, index, chunk)
         for eid, entry in zip(chunk, entries, strict=True):
             # Matched as shown: a lone surrogate is U+FFFD (docs/storage-format.md).
             if entry is None:
@@ -210,6 +210,16 @@ def fill_search_text(source: TreeSource, cache: ViewCache, ids: list[str]) -> No
                     calls[eid] = (entry["message"].get("toolCallId"), fallback, len(text))
             sk = skeleton(eid)
             orders[eid] = sk.order if sk is not None else None
+
+
+def _read_many(source: TreeSource, index: Any, ids: list[str]) -> list[Mapping[str, Any] | None]:
+    """The entries of ``ids``; many of an index's are streamed past its entry cache (a
+    search reads every entry once: it must not evict what the pages keep reading)."""
+    if index is None or len(ids) <= 256:
+        return source.get_entries(ids)
+    sks = [index.skeleton(eid) for eid in ids]
+    got = {sk.id: e for sk, e in index.stream_entries([sk for sk in sks if sk is not None])}
+    return [got.get(eid) if sk is not None else None for eid, sk in zip(ids, sks, strict=True)]
 
 
 def _fill_fast(

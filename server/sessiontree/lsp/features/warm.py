@@ -5,7 +5,8 @@ and a half for 100,000 entries). A session opened (or reloaded) in the daemon ge
 in slices of a few thousand entries through the session's own queue, so a request that
 arrives meanwhile waits for one slice at most, and the first query finds the texts ready.
 Sessions above `WARM_MAX_ENTRIES` are left to their first search (the texts of a million
-entries would hold a few hundred megabytes).
+entries would hold a few hundred megabytes), and so are small ones (a first search of a few
+thousand entries is quick). The texts are read past the session's entry cache.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sessiontree.lsp.server import SessionTreeServer
 
 log = logging.getLogger(__name__)
 
+WARM_MIN_ENTRIES: Final = 5_000  # below this a first search is quick anyway
 WARM_MAX_ENTRIES: Final = 300_000
 WARM_SLICE: Final = 4096  # entries per slice: about 60 ms of work
 
@@ -48,7 +50,7 @@ def _on_event(ls: SessionTreeServer, ev: RegistryEvent) -> None:
     if ev.kind not in ("opened", "reloaded") or session.closed:
         return
     manager = session.manager
-    if manager is None or len(manager.index) > WARM_MAX_ENTRIES:
+    if manager is None or not WARM_MIN_ENTRIES <= len(manager.index) <= WARM_MAX_ENTRIES:
         return
     try:
         loop = asyncio.get_running_loop()
