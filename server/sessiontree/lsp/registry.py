@@ -84,6 +84,7 @@ class Registry:
         self._pending: dict[str, asyncio.Future[OpenSession]] = {}
         self._counter = itertools.count(1)
         self._listeners: list[Listener] = []
+        self.loop: asyncio.AbstractEventLoop | None = None
         workers = max(2, max_workers)
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sessiontree-core")
         """Workers for session-less work (`run`, loads)."""
@@ -134,6 +135,7 @@ class Registry:
         """Run a blocking core call on `session` in a worker, under the session's lock, when
         it is the session's turn (calls on one session run one at a time, in order)."""
         loop = asyncio.get_running_loop()
+        self.loop = loop  # where events raised in workers hand work back (features/warm.py)
         fut: asyncio.Future[T] = loop.create_future()
         session.pending.append(_Job(fn, args, fut))
         self._schedule(session, loop)

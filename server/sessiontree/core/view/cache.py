@@ -38,6 +38,7 @@ class ViewCache:
         self.search_tool_key: Hashable = None
         # how far (file order) `search.warm_search` has built texts ahead of a search
         self.warm_pos = 0
+        self.warm_done = False
         self.call_index: CallIndex | None = None
         # the runs of single children of one tree version (see `flatten`): the same for
         # every leaf, so a navigation does not walk them again

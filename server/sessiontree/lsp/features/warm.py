@@ -52,13 +52,22 @@ def _on_event(ls: SessionTreeServer, ev: RegistryEvent) -> None:
     manager = session.manager
     if manager is None or not WARM_MIN_ENTRIES <= len(manager.index) <= WARM_MAX_ENTRIES:
         return
+    handle = session.handle
     try:
-        loop = asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()  # an open registers its session on the loop
     except RuntimeError:
-        return
-    task = loop.create_task(_warm(ls, session.handle))
-    _TASKS.add(task)
-    task.add_done_callback(_TASKS.discard)
+        # raised in a worker (a reload): the task is started on the daemon's loop
+        found = ls.registry.loop
+        if found is None or found.is_closed():
+            return
+        loop = found
+
+    def start() -> None:
+        task = loop.create_task(_warm(ls, handle))
+        _TASKS.add(task)
+        task.add_done_callback(_TASKS.discard)
+
+    loop.call_soon_threadsafe(start)
 
 
 def setup(server: SessionTreeServer) -> None:
