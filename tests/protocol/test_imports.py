@@ -214,7 +214,7 @@ CORE_ROOMS: dict[str, set[str]] = {
     "discovery": {"format", "store", "index", "errors", "paths"},
     "doctor": {"format", "store", "sources", "errors", "paths"},
     "sources": {"format"},
-    "fts": {"format", "view", "discovery"},
+    "fts": {"format", "view", "discovery", "sources"},
     "errors": set(),
     "ids": set(),
     "paths": set(),

@@ -91,7 +91,9 @@ def _open(path: str) -> sqlite3.Connection:
 def _check(con: sqlite3.Connection) -> None:
     row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
     if row is None:
-        con.executescript(_DDL)
+        for statement in _DDL.split(";\n"):
+            if statement.strip():
+                con.execute(statement)
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         return
     if row[0] != SCHEMA_VERSION:
@@ -114,11 +116,23 @@ def connect(path: str) -> sqlite3.Connection:
         con: sqlite3.Connection | None = None
         try:
             con = _open(path)
-            if con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").fetchone()[0] == 0:
-                con.executescript(_DDL)
-                con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            else:
-                _check(con)
+            # One process creates or checks at a time, in one transaction: another one
+            # (a CLI search beside the daemon) sees no schema or the whole of it, never a
+            # half-made index it would take for a corrupt one and remove.
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                if con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").fetchone()[0] == 0:
+                    for statement in _DDL.split(";\n"):
+                        if statement.strip():
+                            con.execute(statement)
+                    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+                else:
+                    _check(con)
+                con.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    con.execute("ROLLBACK")
+                raise
             return con
         except (sqlite3.DatabaseError, IndexUnusable):
             if con is not None:

@@ -16,9 +16,10 @@ from .display import display_text, extract_content, format_tool_call, normalize
 from .filters import FILTER_MODES, FILTER_SUFFIXES, next_filter
 from .flatten import active_path_ids
 from .page import Row, ViewPage, build_view, window_start
-from .search import searchable_text, warm_search
+from .search import searchable_text
 from .source import TreeSource
 from .summaries import EntrySummary, entry_summaries_bulk, entry_summary
+from .warmup import warm_search
 
 __all__ = [
     "FILTER_MODES",

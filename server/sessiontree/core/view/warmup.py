@@ -1,0 +1,65 @@
+"""Idle-time work ahead of a first search: the searchable text of every entry, the calls tool
+results show, and their displays folded in (`warm_search`, run by the daemon in slices)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..index import gc_paused
+from .adapters import as_tree_source
+from .cache import cache_of
+from .flatten import flatten
+from .lazy import lazy_flat
+from .page import build_view
+from .search import current_search_cache, fill_search_text
+from .source import TreeSource
+from .tool_calls import call_index
+
+__all__ = ["warm_search"]
+
+
+def warm_search(source: Any, budget: int = 4096) -> bool:
+    """Build the searchable texts of up to ``budget`` more entries (file order), ahead of a
+    first search; True when every entry has one. For a daemon's idle time, in slices."""
+    src = as_tree_source(source)
+    cache = cache_of(src)
+    current_search_cache(src, cache)
+    index = src.bulk_index()
+    if index is None:
+        return True
+    texts = cache.search_text
+    sks = index.skeletons()
+    pos = cache.warm_pos
+    todo: list[str] = []
+    while pos < len(sks) and len(todo) < budget:
+        eid = sks[pos].id
+        pos += 1
+        if eid is not None and eid not in texts:
+            todo.append(eid)
+    cache.warm_pos = pos
+    if todo:
+        with gc_paused():
+            fill_search_text(src, cache, todo)
+        return False
+    if pos < len(sks):
+        return False
+    # Then the calls tool results show (read in slices), then one search that matches
+    # nothing folds each call's display into its result's text, as a first query would.
+    calls = cache.search_call
+    if calls:
+        ci = call_index(src, cache, _flat_for(src))
+        owners = [ci.owner.get(call[0]) for call in calls.values()]
+        want = [eid for eid in owners if eid is not None and eid not in ci.calls]
+        if want:
+            ci.preload(src, want[:budget])
+            return False
+    if not cache.warm_done:
+        build_view(src, search="\x01", limit=0)
+        cache.warm_done = True
+    return True
+
+
+def _flat_for(src: TreeSource) -> Any:
+    """The source's flattened tree for its leaf (the call index resolves shared call ids by it)."""
+    lazy = lazy_flat(src, cache_of(src), src.get_leaf_id())
+    return lazy if lazy is not None else flatten(src, src.get_leaf_id())
