@@ -146,7 +146,11 @@ def test_search_finds_every_agents_sessions_and_looking_never_writes(home: Path,
     before = snapshot(home)
     index = str(tmp_path / "search.db")
     got = {}
-    for words, agent in (("pi says hi", "pi"), ("b.txt has one line", "claude"), ("There are 2 files", "codex")):
+    for words, agent in (
+        ("pi says hi", "pi"),
+        ("b.txt has one line", "claude"),
+        ("There are 2 files", "codex"),
+    ):
         res = run(home, "search", "--all", "--json", "--index", index, words)
         assert res.returncode == 0, res.stderr
         hits = json.loads(res.stdout)["hits"]
