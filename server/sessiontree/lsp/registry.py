@@ -224,6 +224,12 @@ class Registry:
         self.emit("opened", session)
         return session
 
+    def release_path(self, session: OpenSession) -> None:
+        """The session is closing: an open of its file from now on loads it afresh (instead of
+        being handed this session, which its close, queued behind its running calls, ends)."""
+        if session.path is not None and self._by_path.get(session.path) is session:
+            del self._by_path[session.path]
+
     def rekey(self, session: OpenSession, new_path: str | None) -> None:
         """The session's file changed (fork, moveTo): index it under its new path."""
         if session.path is not None and self._by_path.get(session.path) is session:

@@ -276,7 +276,7 @@ async def fork(ls: SessionTreeServer, p: t.SessionParams) -> t.ForkResult:
 
 async def close_session(ls: SessionTreeServer, p: t.SessionParams) -> None:
     session = ls.registry.get(p.session)
-
+    ls.registry.release_path(session)
     try:
         await ls.registry.call(session, session.manager.close)
     finally:
