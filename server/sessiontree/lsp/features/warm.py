@@ -2,8 +2,9 @@
 
 A first search of a large session needs the searchable text of every entry (about a second
 and a half for 100,000 entries). A session opened (or reloaded) in the daemon gets it built
-in slices of a few thousand entries through the session's own queue, so a request that
-arrives meanwhile waits for one slice at most, and the first query finds the texts ready.
+in slices of a thousand entries through the session's own queue, so a request or a live
+change that arrives meanwhile waits for one slice (about 15 ms) at most, and the first
+query finds the texts ready.
 Sessions above `WARM_MAX_ENTRIES` are left to their first search (the texts of a million
 entries would hold a few hundred megabytes), and so are small ones (a first search of a few
 thousand entries is quick). The texts are read past the session's entry cache.
@@ -23,7 +24,8 @@ log = logging.getLogger(__name__)
 
 WARM_MIN_ENTRIES: Final = 5_000  # below this a first search is quick anyway
 WARM_MAX_ENTRIES: Final = 300_000
-WARM_SLICE: Final = 4096  # entries per slice: about 60 ms of work
+WARM_SLICE: Final = 1024  # entries per slice: about 15 ms of work
+WARM_PAUSE: Final = 0.005  # between slices, so a live change or a request takes the lock first
 
 
 # Tasks are held here (the loop keeps only weak references to them); each refers to its
@@ -40,7 +42,7 @@ async def _warm(ls: SessionTreeServer, handle: str) -> None:
             del session
             if done:
                 return
-            await asyncio.sleep(0)
+            await asyncio.sleep(WARM_PAUSE)
     except Exception as exc:  # a closed session or a changed file: the first search does it
         log.debug("search warm-up of %s stopped: %s", handle, exc)
 
