@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ..errors import LockTimeoutError
-from .protocol import DEFAULT_LOCK_TIMEOUT, FileStat, SessionStorageWriter, whole_lines
+from .protocol import DEFAULT_LOCK_TIMEOUT, AppendingWriter, FileStat, SessionStorageWriter, whole_lines
 from .torn import separator_after
 
 __all__ = ["MemorySessionStorage", "MemorySessionWriter"]
@@ -35,40 +35,8 @@ class _MemoryFile:
         _MemoryFile._next_inode += 1
 
 
-class MemorySessionWriter:
+class MemorySessionWriter(AppendingWriter):
     """:class:`SessionStorageWriter` on a :class:`MemorySessionStorage` file."""
-
-    def __init__(self, storage: MemorySessionStorage, path: str) -> None:
-        self.path = path
-        self._storage = storage
-        self._error: BaseException | None = None
-        self._closed = False
-
-    def write_line(self, data: bytes) -> None:
-        if self._error is not None:
-            raise self._error
-        if self._closed:
-            raise ValueError(f"writer for {self.path} is closed")
-        try:
-            self._storage.append(self.path, whole_lines(data))
-        except Exception as exc:
-            if self._error is None:
-                self._error = exc
-            raise
-
-    def flush(self) -> None:
-        if self._error is not None:
-            raise self._error
-
-    def fsync(self) -> None:
-        if self._error is not None:
-            raise self._error
-
-    def close(self) -> None:
-        self._closed = True
-
-    def get_error(self) -> BaseException | None:
-        return self._error
 
 
 class MemorySessionStorage:

@@ -32,7 +32,7 @@ from typing import Any
 from ..errors import LockTimeoutError
 from ..format.jsonl import is_session_header, loads_line
 from .pg_schema import SCHEMA
-from .protocol import DEFAULT_LOCK_TIMEOUT, FileStat, SessionStorageWriter, whole_lines
+from .protocol import DEFAULT_LOCK_TIMEOUT, AppendingWriter, FileStat, SessionStorageWriter, whole_lines
 from .torn import separator_after
 
 __all__ = [
@@ -204,41 +204,9 @@ class PgPool:
             conn.close()
 
 
-class PostgresSessionWriter:
-    """:class:`SessionStorageWriter` on a :class:`PostgresSessionStorage` file."""
-
-    def __init__(self, storage: PostgresSessionStorage, path: str) -> None:
-        self.path = path
-        self._storage = storage
-        self._error: BaseException | None = None
-        self._closed = False
-
-    def write_line(self, data: bytes) -> None:
-        if self._error is not None:
-            raise self._error
-        if self._closed:
-            raise ValueError(f"writer for {self.path} is closed")
-        try:
-            self._storage.append(self.path, whole_lines(data))
-        except Exception as exc:
-            if self._error is None:
-                self._error = exc
-            raise
-
-    def flush(self) -> None:
-        if self._error is not None:
-            raise self._error
-
-    def fsync(self) -> None:
-        # Every append is a committed transaction: durable once it returns.
-        if self._error is not None:
-            raise self._error
-
-    def close(self) -> None:
-        self._closed = True
-
-    def get_error(self) -> BaseException | None:
-        return self._error
+class PostgresSessionWriter(AppendingWriter):
+    """:class:`SessionStorageWriter` on a :class:`PostgresSessionStorage` file. Every append is a committed
+    transaction: durable once it returns."""
 
 
 class PostgresSessionStorage:

@@ -11,9 +11,16 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["DEFAULT_LOCK_TIMEOUT", "FileStat", "SessionStorage", "SessionStorageWriter", "whole_lines"]
+__all__ = [
+    "DEFAULT_LOCK_TIMEOUT",
+    "AppendingWriter",
+    "FileStat",
+    "SessionStorage",
+    "SessionStorageWriter",
+    "whole_lines",
+]
 
 #: How long `SessionStorage.lock` waits by default (seconds).
 DEFAULT_LOCK_TIMEOUT = 10.0
@@ -138,3 +145,41 @@ def whole_lines(data: bytes) -> bytes:
     if data and not data.endswith(b"\n"):
         data += b"\n"
     return data
+
+
+class AppendingWriter:
+    """A :class:`SessionStorageWriter` for a backend whose ``append(path, data)`` is already
+    durable when it returns (memory, a database): each line is one append, the first failure
+    is kept and raised again by every later call, flush and fsync have nothing left to do."""
+
+    def __init__(self, storage: Any, path: str) -> None:
+        self.path = path
+        self._storage = storage
+        self._error: BaseException | None = None
+        self._closed = False
+
+    def write_line(self, data: bytes) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            raise ValueError(f"writer for {self.path} is closed")
+        try:
+            self._storage.append(self.path, whole_lines(data))
+        except Exception as exc:
+            if self._error is None:
+                self._error = exc
+            raise
+
+    def flush(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def fsync(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def close(self) -> None:
+        self._closed = True
+
+    def get_error(self) -> BaseException | None:
+        return self._error

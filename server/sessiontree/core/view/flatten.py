@@ -241,20 +241,26 @@ def expand_runs(
     return True
 
 
+def _root_stack(roots: list[str], contains: set[str], multi: bool) -> list[_State]:
+    """The walk's first stack: the roots (the leaf's first), last on top of it.
+
+    A state is (id, indent, just_branched, show_connector, is_last, gutters,
+    is_virtual_root_child)."""
+    if contains and multi:
+        roots = [r for r in roots if r in contains] + [r for r in roots if r not in contains]
+    n_roots = len(roots)
+    base = 1 if multi else 0
+    return [(roots[i], base, multi, multi, i == n_roots - 1, (), multi) for i in range(n_roots - 1, -1, -1)]
+
+
 def _flatten_runs(
     source: TreeSource, roots: list[str], contains: set[str], chains: dict[str, list[str]]
 ) -> Flat | None:
     children = source.lookups()[1]
     multi = len(roots) > 1
-    if contains and multi:
-        roots = [r for r in roots if r in contains] + [r for r in roots if r not in contains]
     arrays: _Arrays = ([], [], [], [], [], [], [])
     ids = arrays[0]
-    stack: list[_State] = []
-    n_roots = len(roots)
-    base = 1 if multi else 0
-    for i in range(n_roots - 1, -1, -1):
-        stack.append((roots[i], base, multi, multi, i == n_roots - 1, (), multi))
+    stack = _root_stack(roots, contains, multi)
     limit = source.entry_count() + 1
     while stack:
         if not expand_runs(
@@ -271,8 +277,6 @@ def _flatten_runs(
 def _flatten_nodes(source: TreeSource, roots: list[str], contains: set[str]) -> Flat:
     children = source.lookups()[1]
     multi = len(roots) > 1
-    if contains and multi:
-        roots = [r for r in roots if r in contains] + [r for r in roots if r not in contains]
     ids: list[str] = []
     indent_l: list[int] = []
     conn_l: list[bool] = []
@@ -280,12 +284,7 @@ def _flatten_nodes(source: TreeSource, roots: list[str], contains: set[str]) -> 
     gut_l: list[tuple[tuple[int, bool], ...]] = []
     vr_l: list[bool] = []
     jb_l: list[bool] = []
-    # (id, indent, just_branched, show_connector, is_last, gutters, is_virtual_root_child)
-    stack: list[tuple[str, int, bool, bool, bool, tuple[tuple[int, bool], ...], bool]] = []
-    n_roots = len(roots)
-    base = 1 if multi else 0
-    for i in range(n_roots - 1, -1, -1):
-        stack.append((roots[i], base, multi, multi, i == n_roots - 1, (), multi))
+    stack = _root_stack(roots, contains, multi)
     emitted: set[str] = set()
     while stack:
         nid, indent, jb, sc, last, gut, vr = stack.pop()
