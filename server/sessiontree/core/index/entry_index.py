@@ -484,6 +484,37 @@ class EntryIndex:
         out.reverse()
         return out
 
+    def stored_path(
+        self, entry_id: str, stop: frozenset[str] | None = None
+    ) -> tuple[list[str], str | None] | None:
+        """Ids from `entry_id` up its stored parent ids, leaf first: until a parent of
+        null (then the second item is None) or until an id in `stop` (then it is that id,
+        not included). None when the walk meets an id twice, an unknown or non-string id:
+        then the stored parents are not the tree's path (`_build_tree` decides).
+
+        One tight loop: a walk longer than the number of ids must have met one twice.
+        """
+        by_id = self._by_id
+        get = by_id.get
+        out: list[str] = []
+        append = out.append
+        budget = len(by_id)
+        cur: Any = entry_id
+        while budget:
+            if type(cur) is not str:
+                return None
+            if stop is not None and cur in stop:
+                return out, cur
+            sk = get(cur)
+            if sk is None:
+                return None
+            append(cur)
+            cur = sk.parent_id
+            if cur is None:
+                return out, None
+            budget -= 1
+        return None
+
     def raw_children(self, parent_id: str) -> list[str]:
         """Every id whose stored parentId is `parent_id`, in id-map order (getChildren)."""
         return [eid for eid, sk in self._by_id.items() if sk.parent_id == parent_id]

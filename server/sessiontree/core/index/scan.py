@@ -81,8 +81,9 @@ _TOOL_CALL = b'"toolCall"'
 
 
 def _raw_call_ids(raw: msgspec.Raw) -> tuple[Any, ...]:
-    """`call_ids_of` from the raw JSON of assistant content (decoded only when it may hold one)."""
-    if not len(raw) or memoryview(raw).tobytes().find(_TOOL_CALL) < 0:
+    """`call_ids_of` from the raw JSON of assistant content (the caller decodes only the
+    content of a line that holds `"toolCall"` somewhere)."""
+    if not len(raw):
         return ()
     try:
         content = _CALLS_DECODER.decode(raw)
@@ -254,7 +255,8 @@ def scan_clean(
             tcid = m.toolCallId
             if role == "assistant":
                 has_text = raw_has_text(m.content)
-                calls = raw_call_ids(m.content)
+                # a line without the word has no call (no copy of the content to look)
+                calls = raw_call_ids(m.content) if find(_TOOL_CALL, a, q) >= 0 else ()
                 uu = m.usage
                 if uu is not None:
                     u_in += uu.input

@@ -94,6 +94,7 @@ class SessionManager(Moves, Entries):
         breadcrumbs: bool = True,
         penv: Any = None,
         cache_min_bytes: int = CACHE_MIN_BYTES,
+        defer_index_cache: bool = False,
     ) -> None:
         self._read_only = read_only
         # Opened for viewing (DIVERGENCES 11): nothing is written until a change is asked
@@ -111,7 +112,9 @@ class SessionManager(Moves, Entries):
         self._persist = persist
         self._agent_dir = agent_dir
         self._blobs = blobs
-        self._sidecar = Sidecar(storage, cache_dir, cache_min_bytes)
+        # With `defer_index_cache` an open does not wait for the index cache to be written:
+        # the caller writes it in idle time (`save_index_cache`; the daemon's warm-up).
+        self._sidecar = Sidecar(storage, cache_dir, cache_min_bytes, defer=defer_index_cache)
         self._writer: Any = None
         self._persist_error: PersistError | None = None
         self.load_report = LoadReport()
@@ -300,6 +303,13 @@ class SessionManager(Moves, Entries):
         """Load the session file again in place (another process replaced or rewrote it)."""
         assert self._session_file is not None
         self._set_session_file(self._session_file)
+
+    def save_index_cache(self) -> bool:
+        """Write the index cache an open deferred (`defer_index_cache`); False when none was
+        due or the file changed meanwhile in a way the cache cannot describe (a torn tail)."""
+        if not self._sidecar.take_pending() or self._session_file is None:
+            return False
+        return self._save_cache_after_ingest(self._session_file, now=True)
 
     def drop_writer(self) -> None:
         """Close the append writer without flushing (the file is gone or detached)."""

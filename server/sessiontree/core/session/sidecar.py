@@ -27,11 +27,22 @@ CacheHit = tuple[dict[str, Any], list[Skeleton], UsageTotals, int]
 class Sidecar:
     """The index cache of the sessions of one storage (`cache_dir`: None for the default)."""
 
-    def __init__(self, storage: Any, cache_dir: str | None, min_bytes: int = CACHE_MIN_BYTES) -> None:
+    def __init__(
+        self, storage: Any, cache_dir: str | None, min_bytes: int = CACHE_MIN_BYTES, defer: bool = False
+    ) -> None:
         self._real_fs = bool(getattr(storage, "is_real_fs", False))
         self._cache_dir = cache_dir
         #: Files smaller than this are not cached.
         self.min_bytes = min_bytes
+        #: An open only notes that the skeletons are due (`take_pending`), instead of
+        #: making the caller wait for them to be encoded and written.
+        self.defer = defer
+        self._pending = False
+
+    def take_pending(self) -> bool:
+        """Whether a deferred save is due (and no longer, once asked)."""
+        due, self._pending = self._pending, False
+        return due
 
     def usable(self) -> bool:
         return self._real_fs and os.environ.get("SESSIONTREE_NO_INDEX_CACHE") != "1"
@@ -54,9 +65,15 @@ class Sidecar:
         except Exception:
             pass  # failing to write a cache changes nothing
 
-    def save_skeletons(self, path: str, st: Any, header: dict[str, Any], index: EntryIndex) -> None:
-        """Cache the index as it is (the file is read only for the hash of its tail)."""
+    def save_skeletons(
+        self, path: str, st: Any, header: dict[str, Any], index: EntryIndex, now: bool = False
+    ) -> None:
+        """Cache the index as it is (the file is read only for the hash of its tail); noted
+        as due instead when saves are deferred, unless `now`."""
         if not self.usable():
+            return
+        if self.defer and not now:
+            self._pending = True
             return
         try:
             IndexCache(self._cache_dir).save_skeletons(path, st, header, index)

@@ -311,28 +311,20 @@ def leaf_path(source: TreeSource, leaf_id: str, hint: LazyFlat | None = None) ->
     (then every link on it is the tree's, see `EntryIndex._build_tree`). With ``hint`` (an
     earlier path of the same stored content), the walk stops where it meets it.
     """
-    skeleton = source.lookups()[0]
-    walked: list[str] = []
-    seen: set[str] = set()
-    cur: Any = leaf_id
-    while True:
-        if type(cur) is not str or cur in seen:
-            return None
-        if hint is not None:
-            j = hint.position_on_path(cur)
-            if j is not None:
-                walked.reverse()
-                return [*hint.path[: j + 1], *walked], j + 1
-        sk = skeleton(cur)
-        if sk is None:
-            return None
-        seen.add(cur)
-        walked.append(cur)
-        pid = sk.parent_id
-        if pid is None:
-            walked.reverse()
-            return walked, 0
-        cur = pid
+    index = source.bulk_index()
+    if index is None:
+        return None
+    found = index.stored_path(leaf_id, hint.path_set if hint is not None else None)
+    if found is None:
+        return None
+    walked, met = found
+    walked.reverse()
+    if met is None:
+        return walked, 0
+    assert hint is not None
+    j = hint.position_on_path(met)
+    assert j is not None
+    return [*hint.path[: j + 1], *walked], j + 1
 
 
 def lazy_flat(source: TreeSource, cache: ViewCache, leaf_id: str | None) -> LazyFlat | None:

@@ -38,6 +38,8 @@ def manager_kwargs(ls: SessionTreeServer) -> dict[str, Any]:
         "viewing": True,
         "breadcrumbs": False,
         "storage": FileSessionStorage(guard=ls.access.guard),
+        # the open answers before the index cache is written (lsp/features/warm.py writes it)
+        "defer_index_cache": True,
     }
     if ls.config.agent_dir:
         kw["agent_dir"] = ls.config.agent_dir

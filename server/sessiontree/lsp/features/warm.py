@@ -1,4 +1,9 @@
-"""Idle-time work on open sessions: the searchable text built ahead of a first search.
+"""Idle-time work on open sessions: the index cache written after an open, and the
+searchable text built ahead of a first search.
+
+An open answers before the skeletons are encoded into the index cache (for a million
+entries that is about a second); the cache is written here, through the session's queue,
+once the open's first pages have gone.
 
 A first search of a large session needs the searchable text of every entry (about a second
 and a half for 100,000 entries). A session opened (or reloaded) in the daemon gets it built
@@ -33,10 +38,13 @@ WARM_PAUSE: Final = 0.005  # between slices, so a live change or a request takes
 _TASKS: set[asyncio.Task[None]] = set()
 
 
-async def _warm(ls: SessionTreeServer, handle: str) -> None:
+async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
     await asyncio.sleep(0.2)  # the open's first pages go first
     try:
-        while True:
+        session = ls.registry.get(handle)
+        await ls.registry.call(session, session.manager.save_index_cache)
+        del session
+        while search:
             session = ls.registry.get(handle)  # -32001 once closed: the loop ends
             done = await ls.registry.call(session, core_view.warm_search, session.manager, WARM_SLICE)
             del session
@@ -52,8 +60,9 @@ def _on_event(ls: SessionTreeServer, ev: RegistryEvent) -> None:
     if ev.kind not in ("opened", "reloaded") or session.closed:
         return
     manager = session.manager
-    if manager is None or not WARM_MIN_ENTRIES <= len(manager.index) <= WARM_MAX_ENTRIES:
+    if manager is None:
         return
+    search = WARM_MIN_ENTRIES <= len(manager.index) <= WARM_MAX_ENTRIES
     handle = session.handle
     try:
         loop = asyncio.get_running_loop()  # an open registers its session on the loop
@@ -65,7 +74,7 @@ def _on_event(ls: SessionTreeServer, ev: RegistryEvent) -> None:
         loop = found
 
     def start() -> None:
-        task = loop.create_task(_warm(ls, handle))
+        task = loop.create_task(_warm(ls, handle, search))
         _TASKS.add(task)
         task.add_done_callback(_TASKS.discard)
 
@@ -73,5 +82,5 @@ def _on_event(ls: SessionTreeServer, ev: RegistryEvent) -> None:
 
 
 def setup(server: SessionTreeServer) -> None:
-    """Build searchable texts of opened sessions in idle time."""
+    """Write index caches and build searchable texts of opened sessions in idle time."""
     server.registry.subscribe(lambda ev: _on_event(server, ev))
