@@ -36,6 +36,12 @@ class ViewCache:
         # valid for `search_tool_key`: (the call index, its generation, the home)
         self.search_folded: dict[str, tuple[Hashable, str | None, int]] = {}
         self.search_tool_key: Hashable = None
+        # bumped whenever a kept text changes (`search.SearchBuffer` is valid for one value)
+        self.search_gen = 0
+        # every entry of this many had its text when it was last checked (-1: unknown), so
+        # a query does not look up each row's entry to know its text is current
+        self.search_all_at = -1
+        self.search_buffer: Any = None
         # how far (file order) `search.warm_search` has built texts ahead of a search
         self.warm_pos = 0
         self.warm_done = False

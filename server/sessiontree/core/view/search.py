@@ -9,7 +9,9 @@ resolved at query time.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Hashable, Mapping
+from itertools import accumulate
 from typing import Any
 
 from ..format.jscompat import js_string, js_trim, js_truthy
@@ -138,6 +140,9 @@ def current_search_cache(source: TreeSource, cache: ViewCache) -> None:
         cache.search_order.clear()
         cache.search_call.clear()
         cache.search_folded.clear()
+        cache.search_gen += 1
+        cache.search_all_at = -1
+        cache.search_buffer = None
         cache.search_version = content_version
         cache.warm_pos = 0
         cache.warm_done = False
@@ -149,6 +154,8 @@ def fill_search_text(source: TreeSource, cache: ViewCache, ids: list[str]) -> No
     calls = cache.search_call
     folded = cache.search_folded
     skeleton = source.skeleton
+    if cache.search_all_at == source.entry_count():
+        return  # every entry has its current text (nothing was appended since)
     missing = []
     for eid in ids:
         if eid in texts:
@@ -157,6 +164,9 @@ def fill_search_text(source: TreeSource, cache: ViewCache, ids: list[str]) -> No
             if sk is None or sk.order == orders.get(eid):
                 continue
         missing.append(eid)
+    if not missing:
+        return
+    cache.search_gen += 1
     index = source.bulk_index()
     if index is not None and index.raw_loader is not None and len(missing) >= _FAST_MIN:
         missing = _fill_fast(index.raw_loader, skeleton, missing, texts, orders, calls, folded)
@@ -232,8 +242,8 @@ def search_rows(
     source: TreeSource, cache: ViewCache, flat: Flat, indices: list[int], tokens: list[str], home: str
 ) -> list[int]:
     ids = flat.ids
-    fill_search_text(source, cache, [ids[i] for i in indices])
-    labels = source.labels
+    if cache.search_all_at != source.entry_count():
+        fill_search_text(source, cache, [ids[i] for i in indices])
     texts = cache.search_text
     calls = cache.search_call
     folded = cache.search_folded
@@ -248,8 +258,109 @@ def search_rows(
                 calls[eid] = kept
             folded.clear()
             cache.search_tool_key = key
+            cache.search_gen += 1
         owners = ci.owner
         ci.preload(source, [owners.get(call[0]) for call in calls.values()])
+        if calls:
+            # every call one message has is folded into its result's text first (as the
+            # loop below would), so the rest of the rows can be matched in one buffer
+            cache.search_gen += 1
+            for eid in [eid for eid, call in calls.items() if owners.get(call[0]) is not None]:
+                call = calls.pop(eid)
+                texts[eid] = f"{texts[eid]} {ci.shown(owners[call[0]], call[0], home)}"
+                folded[eid] = call
+    if len(indices) >= _BUFFER_MIN and tokens and all(tokens):
+        return _buffer_rows(source, cache, flat, indices, tokens, home, ci)
+    return _match_rows(source, cache, flat, indices, tokens, home, ci)
+
+
+_BUFFER_MIN = 2048  # below this many rows, matching row by row costs no more
+
+
+class SearchBuffer:
+    """The kept texts of every row of one flattened tree, in row order, in one string.
+
+    Rows are joined by a newline, which no token holds (tokens are split on whitespace),
+    so a token found in the buffer lies within one row's text; ``starts[r]`` is where row
+    ``r`` begins (one more item at the end). Valid for one flattened tree and one
+    generation of the texts (`ViewCache.search_gen`).
+    """
+
+    def __init__(self, ids: list[str], texts: dict[str, str], gen: int) -> None:
+        self.ids = ids
+        self.count = len(ids)
+        self.gen = gen
+        get = texts.get
+        parts = [get(eid, "") for eid in ids]
+        self.text = "\n".join(parts)
+        self.starts = list(accumulate(map(len, parts), lambda a, n: a + n + 1, initial=0))
+        self.starts[-1] = len(self.text) + 1
+
+    def rows_with(self, token: str) -> list[int]:
+        """The rows whose text holds ``token``, ascending."""
+        find = self.text.find
+        starts = self.starts
+        out: list[int] = []
+        append = out.append
+        pos = find(token)
+        while pos >= 0:
+            r = bisect_right(starts, pos) - 1
+            append(r)
+            pos = find(token, starts[r + 1])
+        return out
+
+
+def _buffer_rows(
+    source: TreeSource,
+    cache: ViewCache,
+    flat: Flat,
+    indices: list[int],
+    tokens: list[str],
+    home: str,
+    ci: CallIndex | None,
+) -> list[int]:
+    """`_match_rows` for many rows: the first token found in the buffer, the rest checked
+    on the rows that hold it; rows with a label or an unresolved call go row by row."""
+    ids = flat.ids
+    buf = cache.search_buffer
+    if not (
+        isinstance(buf, SearchBuffer)
+        and buf.ids is ids
+        and buf.count == len(ids)
+        and buf.gen == cache.search_gen
+    ):
+        buf = cache.search_buffer = SearchBuffer(ids, cache.search_text, cache.search_gen)
+    labels = source.labels
+    calls = cache.search_call
+    special = set(labels) | set(calls) if calls else labels
+    wanted = set(indices)
+    texts = cache.search_text
+    # the longest token is likely the rarest: found in the buffer, the others checked on its rows
+    first = max(tokens, key=len)
+    rest = [t for t in tokens if t is not first]
+    hits = [i for i in buf.rows_with(first) if i in wanted and ids[i] not in special]
+    for t in rest:
+        hits = [i for i in hits if t in texts[ids[i]]]
+    odd = [i for i in indices if ids[i] in special] if special else []
+    if not odd:
+        return hits
+    return sorted(hits + _match_rows(source, cache, flat, odd, tokens, home, ci))
+
+
+def _match_rows(
+    source: TreeSource,
+    cache: ViewCache,
+    flat: Flat,
+    indices: list[int],
+    tokens: list[str],
+    home: str,
+    ci: CallIndex | None,
+) -> list[int]:
+    ids = flat.ids
+    labels = source.labels
+    texts = cache.search_text
+    calls = cache.search_call
+    folded = cache.search_folded
     one = tokens[0] if len(tokens) == 1 else None
     matched: list[int] = []
     # A token holds no whitespace, so it is in the searchable text (parts joined by single
@@ -270,6 +381,7 @@ def search_rows(
                 text = texts[eid] = f"{text} {ci.shown(owner, call[0], home)}"
                 folded[eid] = call
                 del calls[eid]
+                cache.search_gen += 1
             else:
                 shown = ci.display(call[0], flat, home)
                 if shown is None:

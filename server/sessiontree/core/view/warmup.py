@@ -56,6 +56,8 @@ def warm_search(source: Any, budget: int = 4096) -> bool:
     if not cache.warm_done:
         build_view(src, search="\x01", limit=0)
         cache.warm_done = True
+        # every entry has its text now: a query need not check each row's
+        cache.search_all_at = src.entry_count()
     return True
 
 

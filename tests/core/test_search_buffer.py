@@ -1,0 +1,142 @@
+"""A search over many rows matches in one buffer of the kept texts (`view.search.SearchBuffer`).
+
+The rows it finds must be exactly those the row-by-row matching finds, for every filter
+mode and query shape, with labels (matched besides the text), tool results (their call's
+display folded in), appends (new texts) and label changes, before and after the idle-time
+warm-up. The session is a generated one of thousands of entries with branches, written to
+disk and opened as a file, once matched with the buffer and once with it turned off.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sessiontree.core import SessionManager
+from sessiontree.core import view as core_view
+from sessiontree.core.view import search as search_mod
+
+GEN = Path(__file__).resolve().parents[2] / "benchmarks" / "gen_corpus.py"
+
+QUERIES = [
+    "neovim",
+    "neovim s",
+    "tree file",
+    "s",
+    "e tree",
+    "[read:",
+    "bench",
+    "pinned",
+    "nothing-has-this",
+    "probe",
+    "NEOVIM Sidebar",
+]
+MODES = ["user-only", "no-tools", "default", "all", "labeled-only"]
+
+
+@pytest.fixture(scope="module")
+def session_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("buf") / "s.jsonl"
+    subprocess.run(
+        [sys.executable, str(GEN), str(path), "6000", "--branch-every", "7"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return path
+
+
+def _rows(mgr: SessionManager, query: str, mode: str) -> tuple[list[int], int, int | None]:
+    """The rows as file positions (the entries appended by each manager get their own ids)."""
+    page = core_view.build_view(mgr, search=query, filter=mode)
+    index = mgr.index
+    return [index.skeleton(r.id).order for r in page.rows], page.total, page.selected_index
+
+
+def _both(path: Path, monkeypatch: pytest.MonkeyPatch, steps: list) -> None:
+    """Run `steps` (callables on a manager) on two managers of copies of one file, one
+    matching with the buffer and one row by row, and compare every search after each."""
+    copies = []
+    for name in ("buffered.jsonl", "rowwise.jsonl"):
+        copy = path.parent / name
+        copy.write_bytes(path.read_bytes())
+        copies.append(copy)
+    buffered = SessionManager.open(str(copies[0]))
+    rowwise = SessionManager.open(str(copies[1]))
+    try:
+        for step in [None, *steps]:
+            if step is not None:
+                step(buffered)
+                step(rowwise)
+            for mode in MODES:
+                for q in QUERIES:
+                    got = _rows(buffered, q, mode)
+                    with monkeypatch.context() as m:
+                        m.setattr(search_mod, "_BUFFER_MIN", 1 << 60)
+                        want = _rows(rowwise, q, mode)
+                    assert got == want, (mode, q)
+    finally:
+        buffered.close()
+        rowwise.close()
+
+
+def test_the_buffer_finds_what_row_by_row_matching_finds(
+    session_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = SessionManager.open(str(session_file))
+    try:
+        # the buffer is used at all: more rows than its threshold match a common word
+        page = core_view.build_view(seen, search="neovim", filter="all")
+        assert page.total > search_mod._BUFFER_MIN
+        some = [r.id for r in core_view.build_view(seen, filter="all", limit=3000).rows]
+    finally:
+        seen.close()
+    labelled, other = some[1200], some[2500]
+
+    def label(mgr: SessionManager) -> None:
+        # a label's words are matched besides the text (only on rows that have one)
+        mgr.append_label_change(labelled, "Pinned Bench")
+
+    def append(mgr: SessionManager) -> None:
+        mgr.append_message({"role": "user", "content": "a probe about the neovim sidebar", "timestamp": 1})
+        mgr.append_message(
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "probe answered"}],
+                "provider": "p",
+                "model": "m",
+                "stopReason": "stop",
+                "timestamp": 2,
+            }
+        )
+
+    def navigate(mgr: SessionManager) -> None:
+        mgr.branch(other)
+
+    def relabel(mgr: SessionManager) -> None:
+        mgr.append_label_change(labelled, None)
+        mgr.append_label_change(other, "pinned")
+
+    def warm(mgr: SessionManager) -> None:
+        while not core_view.warm_search(mgr, 1024):
+            pass
+
+    _both(session_file, monkeypatch, [label, append, navigate, warm, relabel, append])
+
+
+def test_warmed_texts_are_extended_after_an_append(session_file: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "w.jsonl"
+    copy.write_bytes(session_file.read_bytes())
+    mgr = SessionManager.open(str(copy))
+    try:
+        while not core_view.warm_search(mgr, 1 << 20):
+            pass
+        before = core_view.build_view(mgr, search="zebra", filter="all").total
+        assert before == 0
+        mgr.append_message({"role": "user", "content": "a zebra crossing", "timestamp": 3})
+        page = core_view.build_view(mgr, search="zebra", filter="all")
+        assert page.total == 1
+        assert page.rows[0].id == mgr.get_leaf_id()
+    finally:
+        mgr.close()
