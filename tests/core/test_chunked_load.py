@@ -136,3 +136,46 @@ def test_chunked_load_writes_the_index_cache(tmp_path: Path, monkeypatch: pytest
     b = SessionManager.open(str(path), read_only=True, cache_dir=str(cache), cache_min_bytes=0)
     assert b.load_report.from_cache
     assert b.index.skeletons() == a.index.skeletons()
+
+
+def test_a_deferred_index_cache_is_written_when_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The daemon's opens answer before the cache is written (defer_index_cache); its
+    # idle-time warm-up writes it (`save_index_cache`), valid for the file as it is then.
+    path = tmp_path / "s.jsonl"
+    write_session(path, 400)
+    monkeypatch.setattr(mm, "CHUNKED_LOAD_MIN", 0)
+    monkeypatch.setattr(mm, "LOAD_CHUNK", 2048)
+    cache = tmp_path / "cache"
+    kw = {"read_only": True, "cache_dir": str(cache), "cache_min_bytes": 0}
+    a = SessionManager.open(str(path), defer_index_cache=True, **kw)
+    assert a.load_report.fast_path and not os.path.exists(cache)
+    assert a.save_index_cache()
+    assert not a.save_index_cache()  # once
+    b = SessionManager.open(str(path), **kw)
+    assert b.load_report.from_cache and b.index.skeletons() == a.index.skeletons()
+
+    # another writer appended before the idle time came: the cache covers what was read
+    # then (the next open indexes the rest), never skeletons past the file's bytes
+    c_path = tmp_path / "t.jsonl"
+    write_session(c_path, 400)
+    c = SessionManager.open(str(c_path), defer_index_cache=True, **kw)
+    with open(c_path, "ab") as f:
+        f.write(
+            orjson.dumps(
+                {
+                    "type": "message",
+                    "id": "late0001",
+                    "parentId": c.get_leaf_id(),
+                    "timestamp": "2026-01-02T00:00:00.000Z",
+                    "message": {"role": "user", "content": "late", "timestamp": 1},
+                }
+            )
+            + b"\n"
+        )
+    assert not c.save_index_cache()  # the file is ahead of what was read: nothing written
+    c.ingest_appended_bytes()
+    d = SessionManager.open(str(c_path), **kw)
+    assert d.get_leaf_id() == "late0001"
+    assert [sk.id for sk in d.index.skeletons()] == [sk.id for sk in c.index.skeletons()]

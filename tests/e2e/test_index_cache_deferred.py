@@ -1,0 +1,72 @@
+"""The daemon's open answers before the index cache is written; idle time writes it.
+
+Encoding the skeletons of a big session into the index cache took its share of a click
+(about a second for a million entries). The daemon opens with `defer_index_cache` and its
+idle-time warm-up (lsp/features/warm.py) writes the cache right after the first pages: the
+next daemon's open reads it instead of the file, and nothing is written next to the
+agent's files.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sessiontree.client import Client
+from sessiontree.core import SessionManager
+from sessiontree.core.session import loading
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def _listing(root: Path) -> list[tuple[str, int, int]]:
+    return sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file())
+
+
+def test_the_cache_of_a_big_session_is_written_after_the_open(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    path = agent / "sessions" / "--p--" / "big.jsonl"
+    path.parent.mkdir(parents=True)
+    n = 36000
+    subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "gen_corpus.py"), str(path), str(n)],
+        check=True,
+        capture_output=True,
+    )
+    assert path.stat().st_size > loading.CHUNKED_LOAD_MIN  # the chunked path, which defers
+    before = _listing(agent)
+    cache = tmp_path / "cache"
+    env = {
+        "PI_CODING_AGENT_DIR": str(agent),
+        "XDG_CACHE_HOME": str(cache),
+        "PYTHONPATH": os.pathsep.join([str(REPO / "server"), str(REPO / "protocol")]),
+    }
+    with Client.spawn(
+        init_options={"agentDir": str(agent), "stateDir": str(tmp_path / "state"), "watch": False}, env=env
+    ) as c:
+        opened = c.request("session/open", {"path": str(path)}, timeout=120)
+        page = c.request("session/view", {"session": opened["session"], "limit": 20})
+        assert page["total"] > 0
+        deadline = time.monotonic() + 60
+        found: list[Path] = []
+        while time.monotonic() < deadline and not found:
+            found = [p for p in cache.rglob("*.idx")]
+            time.sleep(0.05)
+        assert len(found) == 1, "no index cache written after the open"
+        # the session stays usable while and after it is written
+        again = c.request("session/view", {"session": opened["session"], "limit": 20})
+        assert again["rows"] == page["rows"]
+    assert _listing(agent) == before  # looking never writes
+    warm = SessionManager.open(str(path), read_only=True, cache_dir=str(found[0].parent))
+    try:
+        assert warm.load_report.from_cache
+        assert warm.get_leaf_id() == opened["leafId"]
+        assert len(warm.get_entries()) == n
+    finally:
+        warm.close()
