@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sessiontree.core.ids import FixedClock, IdSource
@@ -412,3 +415,78 @@ def test_external_append_ingest(tmp_path: Path) -> None:
     assert m.ingest_appended_bytes() == ["ext"]
     assert m.get_leaf_id() == "ext" and m.get_entry("ext") == new
     assert m.index.children("id00009") == ["ext"]
+
+
+def _tree_of(idx: Any, plain: bool) -> tuple[Any, ...]:
+    idx._tree_ready = False
+    if plain:
+        assert idx._build_plain_tree()
+        for kids in idx._children.values():
+            if len(kids) > 1:
+                idx._sort_children(kids, idx._ts_of)
+    else:
+        idx._build_any_tree()
+        for kids in idx._children.values():
+            if len(kids) > 1:
+                idx._sort_children(kids, idx._ts_of)
+    return list(idx._roots), dict(idx._children), dict(idx._parent), dict(idx._orphans)
+
+
+@pytest.mark.parametrize("branch_every", [0, 3, 11])
+def test_the_plain_tree_build_links_as_the_general_one(tmp_path: Path, branch_every: int) -> None:
+    # EntryIndex._build_plain_tree takes the common file in fewer lookups: the same roots,
+    # children (in order) and parents as the build that handles loops, orphans and duplicates.
+    gen = Path(__file__).resolve().parents[2] / "benchmarks" / "gen_corpus.py"
+    p = tmp_path / "g.jsonl"
+    args = [sys.executable, str(gen), str(p), "3000"]
+    if branch_every:
+        args += ["--branch-every", str(branch_every)]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    idx = SessionManager.open(str(p), read_only=True, **kw(tmp_path)).index
+    assert _tree_of(idx, True) == _tree_of(idx, False)
+
+
+def test_the_plain_tree_build_declines_what_it_cannot_link(tmp_path: Path) -> None:
+    def entry(eid: str, pid: str | None, ts: str = "2025-01-01T00:00:01.000Z") -> dict[str, Any]:
+        return {"type": "message", "id": eid, "parentId": pid, "timestamp": ts,
+                "message": {"role": "user", "content": eid, "timestamp": 1}}  # fmt: skip
+
+    cases = {
+        "orphan": [entry("a", None), entry("b", "zz")],
+        "loop": [entry("a", "b"), entry("b", "a")],
+        "self parent": [entry("a", None), entry("s", "s")],
+        "duplicate id": [entry("a", None), entry("b", "a"), entry("b", "a")],
+    }
+    for name, rows in cases.items():
+        p = tmp_path / f"{name}.jsonl"
+        header = {
+            "type": "session",
+            "version": 3,
+            "id": "h",
+            "timestamp": "2025-01-01T00:00:00.000Z",
+            "cwd": "/p",
+        }
+        write(p, [header, *rows])
+        idx = SessionManager.open(str(p), read_only=True, **kw(tmp_path)).index
+        idx._tree_ready = False
+        assert not idx._build_plain_tree(), name
+        idx._tree_ready = False
+        idx._ensure_tree()  # the general build decides, as before
+        assert idx.roots(), name
+
+    # a child before its parent (no loop possible yet): linked by both alike
+    p = tmp_path / "child-first.jsonl"
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "h",
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "cwd": "/p",
+    }
+    write(p, [header, entry("c", "p"), entry("p", None), entry("d", "p")])
+    idx = SessionManager.open(str(p), read_only=True, **kw(tmp_path)).index
+    assert (
+        _tree_of(idx, True)
+        == _tree_of(idx, False)
+        == (["p"], {"p": ["c", "d"]}, {"c": "p", "p": None, "d": "p"}, {})
+    )

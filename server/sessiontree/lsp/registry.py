@@ -24,6 +24,7 @@ import asyncio
 import itertools
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -61,6 +62,9 @@ class OpenSession:
     """Calls waiting for this session's turn (only touched on the event loop)."""
     scheduled: bool = False
     """A call of this session is in the worker pool (running or queued there)."""
+    last_call: float = attrs.field(factory=time.monotonic)
+    """When a client's call on this session last came (`Registry.call`; idle-time work
+    does not count, features/warm.py waits for a quiet moment)."""
 
 
 @attrs.frozen
@@ -134,6 +138,11 @@ class Registry:
     async def call(self, session: OpenSession, fn: Callable[..., T], *args: Any) -> T:
         """Run a blocking core call on `session` in a worker, under the session's lock, when
         it is the session's turn (calls on one session run one at a time, in order)."""
+        session.last_call = time.monotonic()
+        return await self.call_in_idle_time(session, fn, *args)
+
+    async def call_in_idle_time(self, session: OpenSession, fn: Callable[..., T], *args: Any) -> T:
+        """`call` for work nobody waits for: it does not count as the session's activity."""
         loop = asyncio.get_running_loop()
         self.loop = loop  # where events raised in workers hand work back (features/warm.py)
         fut: asyncio.Future[T] = loop.create_future()

@@ -3,7 +3,7 @@ searchable text built ahead of a first search.
 
 An open answers before the skeletons are encoded into the index cache (for a million
 entries that is about a second); the cache is written here, through the session's queue,
-once the open's first pages have gone.
+once no client has called on the session for `CACHE_QUIET` (after the search warm-up).
 
 A first search of a large session needs the searchable text of every entry (about a second
 and a half for 100,000 entries). A session opened (or reloaded) in the daemon gets it built
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Final
 
 from sessiontree.core import view as core_view
@@ -31,6 +32,7 @@ WARM_MIN_ENTRIES: Final = 5_000  # below this a first search is quick anyway
 WARM_MAX_ENTRIES: Final = 300_000
 WARM_SLICE: Final = 1024  # entries per slice: about 15 ms of work
 WARM_PAUSE: Final = 0.005  # between slices, so a live change or a request takes the lock first
+CACHE_QUIET: Final = 1.0  # seconds without a client's call on the session before its cache is written
 
 
 # Tasks are held here (the loop keeps only weak references to them); each refers to its
@@ -40,19 +42,31 @@ _TASKS: set[asyncio.Task[None]] = set()
 
 async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
     await asyncio.sleep(0.2)  # the open's first pages go first
+    registry = ls.registry
     try:
-        session = ls.registry.get(handle)
-        await ls.registry.call(session, session.manager.save_index_cache)
-        del session
         while search:
-            session = ls.registry.get(handle)  # -32001 once closed: the loop ends
-            done = await ls.registry.call(session, core_view.warm_search, session.manager, WARM_SLICE)
+            session = registry.get(handle)  # -32001 once closed: the loop ends
+            done = await registry.call_in_idle_time(
+                session, core_view.warm_search, session.manager, WARM_SLICE
+            )
             del session
             if done:
-                return
+                break
             await asyncio.sleep(WARM_PAUSE)
+        # The index cache is written in one piece (for a million entries, about a second
+        # of encoding): only once nobody has asked anything of the session for a while.
+        while True:
+            session = registry.get(handle)
+            quiet = time.monotonic() - session.last_call
+            if quiet >= CACHE_QUIET:
+                save = getattr(session.manager, "save_index_cache", None)  # other agents': none
+                if save is not None:
+                    await registry.call_in_idle_time(session, save)
+                return
+            del session
+            await asyncio.sleep(CACHE_QUIET - quiet + 0.01)
     except Exception as exc:  # a closed session or a changed file: the first search does it
-        log.debug("search warm-up of %s stopped: %s", handle, exc)
+        log.debug("warm-up of %s stopped: %s", handle, exc)
 
 
 def _on_event(ls: SessionTreeServer, ev: RegistryEvent) -> None:
