@@ -15,7 +15,7 @@ that is not exactly the stored parents to a true root (an orphan, a loop) takes 
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Hashable
 from typing import Any
 
@@ -74,11 +74,17 @@ class LazyFlat:
         self.path = path
         self.path_set = frozenset(path)
         self._pos: dict[str, int] | None = None
+        self._scanned_once = False
         self.root_count = len(roots)
         self.multiple_roots = multi = len(roots) > 1
         self.active_path = PathSet(self.path_set)
         self.prefix_cache: dict[tuple[int, int, bool, bool], tuple[Any, str]] = {}
         self.index_of: dict[str, int] | None = None
+        # (the base's version and leaf, the rows taken from it, where its leaf's row was):
+        # its visible rows before that point are these rows' too (`LazyRows`)
+        self.shared_with: tuple[Hashable, str, int, int] | None = None
+        if base is not None and shared > 0:
+            self.shared_with = (base.version, base.leaf, shared, base.leaf_index)
         last_i = len(path) - 1
         # (branch point's path index, pushed state): the walk's stack when the leaf is left
         pushed: list[tuple[int, _State]] = []
@@ -184,6 +190,10 @@ class LazyFlat:
         if entry_id == self.leaf:
             return self.leaf_index
         if self._pos is None:
+            if not self._scanned_once:
+                # a navigation asks once: one scan of the list costs less than the map
+                self._scanned_once = True
+                return self.path.index(entry_id)
             self._pos = {eid: i for i, eid in enumerate(self.path)}
         return self._pos[entry_id]
 
@@ -255,7 +265,17 @@ class LazyRows:
         )
         path = flat.path
         last = len(path) - 1
-        self.rows: list[int] = [i for i in range(last) if path[i] not in hidden]
+        start = 0
+        self.rows: list[int] = []
+        if flat.shared_with is not None:
+            # The rows of the path above the fork point are the base's (same entries, same
+            # hidden set), up to its own leaf (that row was exempt there, maybe not here).
+            version, base_leaf, shared, base_leaf_index = flat.shared_with
+            base = cache.lazy_rows.get((version, base_leaf, mode))
+            if base is not None and base.hidden is hidden and base.flat.leaf == base_leaf:
+                start = min(shared, base_leaf_index, last)
+                self.rows = base.rows[: bisect_left(base.rows, start)]
+        self.rows.extend([i for i in range(start, last) if path[i] not in hidden])
         if self.leaf_shown:
             self.rows.append(last)
         self.path_rows = len(self.rows)
