@@ -90,12 +90,21 @@ def visible_rows(
         # The rows this mode hides whatever the leaf (kept per source, extended on
         # appends): one set lookup per row instead of the rules.
         hidden = hidden_ids(source, cache, mode)
+        if tokens:
+            # every query of a search starts from the same rows: kept for the next one
+            # (search_rows only reads them)
+            key = (mode, leaf_id, len(flat.ids), len(hidden))
+            kept = cache.search_rows_of
+            if kept is not None and kept[0] is flat.ids and kept[1] is hidden and kept[2] == key:
+                return search_rows(source, cache, flat, kept[3], tokens, home)
         out = [i for i, eid in enumerate(flat.ids) if eid not in hidden]
         if leaf_id is not None and leaf_id in hidden:
             sk = skeleton(leaf_id)
             pos = flat.index(leaf_id)
             if sk is not None and pos is not None and keeps(sk, leaf_id, leaf_id, mode, labels):
                 insort(out, pos)  # the leaf is exempt from the assistant rule
+        if tokens:
+            cache.search_rows_of = (flat.ids, hidden, (mode, leaf_id, len(flat.ids), len(hidden)), out)
     return search_rows(source, cache, flat, out, tokens, home) if tokens else out
 
 

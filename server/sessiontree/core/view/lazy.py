@@ -46,6 +46,7 @@ class LazyFlat:
     virtual_root: list[bool]
     just_branched: list[bool]
     pushed: list[tuple[int, _State]]
+    leaf_index: int
 
     def __init__(
         self,
