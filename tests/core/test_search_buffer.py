@@ -140,3 +140,28 @@ def test_warmed_texts_are_extended_after_an_append(session_file: Path, tmp_path:
         assert page.rows[0].id == mgr.get_leaf_id()
     finally:
         mgr.close()
+
+
+def test_no_buffer_above_its_bound(
+    session_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the buffer is a second copy of every text: a tree above `_BUFFER_MAX` rows is matched
+    # row by row (and finds the same rows)
+    from sessiontree.core.view.adapters import as_tree_source
+    from sessiontree.core.view.cache import cache_of
+
+    copy = tmp_path / "b.jsonl"
+    copy.write_bytes(session_file.read_bytes())
+    mgr = SessionManager.open(str(copy))
+    try:
+        want = _rows(mgr, "neovim s", "all")
+        monkeypatch.setattr(search_mod, "_BUFFER_MAX", 1000)
+        fresh = SessionManager.open(str(copy))
+        try:
+            assert _rows(fresh, "neovim s", "all") == want
+            assert cache_of(as_tree_source(fresh)).search_buffer is None
+        finally:
+            fresh.close()
+        assert cache_of(as_tree_source(mgr)).search_buffer is not None
+    finally:
+        mgr.close()

@@ -269,12 +269,15 @@ def search_rows(
                 call = calls.pop(eid)
                 texts[eid] = f"{texts[eid]} {ci.shown(owners[call[0]], call[0], home)}"
                 folded[eid] = call
-    if len(indices) >= _BUFFER_MIN and tokens and all(tokens):
+    if len(indices) >= _BUFFER_MIN and len(flat.ids) <= _BUFFER_MAX and tokens and all(tokens):
         return _buffer_rows(source, cache, flat, indices, tokens, home, ci)
     return _match_rows(source, cache, flat, indices, tokens, home, ci)
 
 
 _BUFFER_MIN = 2048  # below this many rows, matching row by row costs no more
+# Above this many rows the buffer is not made: it holds a second copy of every text (about
+# 200 MB for a million entries), and such sessions get no idle-time texts either.
+_BUFFER_MAX = 300_000
 
 
 class SearchBuffer:
