@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -374,3 +375,45 @@ def test_texts_built_ahead_are_the_texts_a_search_builds(tmp_path: Any) -> None:
         b = build_view(cold, search=q)
         assert [(r.id, r.line()) for r in a.rows] == [(r.id, r.line()) for r in b.rows]
         assert (a.total, a.selected_index) == (b.total, b.selected_index)
+
+
+def test_hidden_sets_made_ahead_are_the_ones_a_filter_change_makes(tmp_path: Any) -> None:
+    """`warm_filters` (idle time) makes each mode's hidden set as a first filter change would:
+    the pages of every mode equal those of a session that never warmed, also after appends."""
+    from sessiontree.core.view import WARM_FILTER_MODES, warm_filters
+    from sessiontree.core.view.adapters import as_tree_source
+    from sessiontree.core.view.cache import cache_of
+
+    mgr = SessionManager.create(str(tmp_path), str(tmp_path / "s"))
+    for i in range(900):
+        role = ("user", "assistant", "toolResult")[i % 3]
+        text = "" if i % 7 == 1 else f"w{i}"  # some assistants without text (hidden)
+        msg: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": i}
+        if role == "assistant":
+            msg.update(stopReason="stop", provider="p", model="m")
+        if role == "toolResult":
+            msg.update(toolCallId=f"c{i}", toolName="read")
+        mgr.append_message(msg)
+        if i % 50 == 0:
+            mgr.append_thinking_level_change("high")
+    mgr.flush()
+    path = mgr.get_session_file()
+    warm = SessionManager.open(path, viewing=True, breadcrumbs=False)
+    build_view(warm, limit=10)  # a click: its own mode's set only
+    assert set(cache_of(as_tree_source(warm)).hidden) == {"default"}
+    for mode in WARM_FILTER_MODES:
+        warm_filters(warm, mode)
+    assert set(cache_of(as_tree_source(warm)).hidden) == set(WARM_FILTER_MODES)
+    copy = tmp_path / "copy.jsonl"  # its own file: each appends below
+    copy.write_bytes(Path(path).read_bytes())
+    cold = SessionManager.open(str(copy), viewing=True, breadcrumbs=False)
+    for step in range(2):
+        for mode in (*WARM_FILTER_MODES, "labeled-only"):
+            for offset in (0, 250, 590):
+                a = build_view(warm, filter=mode, offset=offset, limit=20)
+                b = build_view(cold, filter=mode, offset=offset, limit=20)
+                assert [(r.id, r.line()) for r in a.rows] == [(r.id, r.line()) for r in b.rows], (step, mode)
+                assert (a.total, a.selected_index) == (b.total, b.selected_index)
+        for m in (warm, cold):
+            m.append_message({"role": "assistant", "content": [], "stopReason": "stop", "timestamp": 1})
+            m.append_message({"role": "user", "content": "after", "timestamp": 2})

@@ -19,11 +19,12 @@ from .page import Row, ViewPage, build_view, window_start
 from .search import searchable_text
 from .source import TreeSource
 from .summaries import EntrySummary, entry_summaries_bulk, entry_summary
-from .warmup import warm_search
+from .warmup import WARM_FILTER_MODES, warm_filters, warm_search
 
 __all__ = [
     "FILTER_MODES",
     "FILTER_SUFFIXES",
+    "WARM_FILTER_MODES",
     "EntriesTreeSource",
     "EntrySummary",
     "ManagerTreeSource",
@@ -41,6 +42,7 @@ __all__ = [
     "next_filter",
     "normalize",
     "searchable_text",
+    "warm_filters",
     "warm_search",
     "window_start",
 ]

@@ -57,6 +57,9 @@ class ViewCache:
         self.hidden: dict[str, set[str]] = {}
         self.hidden_count: dict[str, int] = {}
         self.hidden_version: Hashable = None
+        # what the modes' hidden sets are made of (`filters._mode_hidden`), for one entry count
+        self.hidden_parts: dict[str, set[str]] = {}
+        self.hidden_parts_count = -1
         # the views walked lazily from the leaf (`lazy`): per (version, leaf), and their
         # visible rows per (version, leaf, filter mode)
         self.lazy: OrderedDict[Hashable, Any] = OrderedDict()

@@ -108,30 +108,49 @@ def visible_rows(
     return search_rows(source, cache, flat, out, tokens, home) if tokens else out
 
 
-def _all_hidden(cache: ViewCache, index: Any, count: int) -> None:
-    """The hidden sets of every mode (but labelled-only) from one look at each id's latest
-    skeleton: a few set comprehensions cost less than the rules for one mode."""
+_PLAIN_STOPS = (None, "", "stop", "toolUse")
+
+
+def _mode_hidden(cache: ViewCache, index: Any, count: int, mode: str) -> set[str]:
+    """The hidden set of ``mode`` (not labelled-only) from one look at each id's latest
+    skeleton, made of parts kept for the other modes: a set comprehension or two cost less
+    than the rules; a click needs only its own mode's (the others come in idle time)."""
+    parts = cache.hidden_parts
     sks = index.ids().values()
-    plain_stops = (None, "", "stop", "toolUse")
-    # the assistant rule (an assistant message without text that ended plainly)
-    rule = {
-        sk.id
-        for sk in sks
-        if sk.role == "assistant"
-        and sk.type == "message"
-        and not sk.has_text
-        and (not sk.stop_reason or sk.stop_reason in plain_stops)
-    }
-    settings = {sk.id for sk in sks if sk.type in SETTINGS_TYPES}
-    results = {sk.id for sk in sks if sk.role == "toolResult" and sk.type == "message"}
-    not_user = {sk.id for sk in sks if sk.role != "user" or sk.type != "message"}
-    cache.hidden = {
-        "default": rule | settings,
-        "no-tools": rule | settings | results,
-        "user-only": not_user,
-        "all": rule,
-    }
-    cache.hidden_count = dict.fromkeys(cache.hidden, count)
+
+    def part(name: str) -> set[str]:
+        got = parts.get(name)
+        if got is None:
+            if name == "rule":
+                # the assistant rule (an assistant message without text that ended plainly)
+                got = {
+                    sk.id
+                    for sk in sks
+                    if sk.role == "assistant"
+                    and sk.type == "message"
+                    and not sk.has_text
+                    and (not sk.stop_reason or sk.stop_reason in _PLAIN_STOPS)
+                }
+            elif name == "settings":
+                got = {sk.id for sk in sks if sk.type in SETTINGS_TYPES}
+            elif name == "results":
+                got = {sk.id for sk in sks if sk.role == "toolResult" and sk.type == "message"}
+            else:
+                got = {sk.id for sk in sks if sk.role != "user" or sk.type != "message"}
+            parts[name] = got
+        return got
+
+    if mode == "default":
+        hidden = part("rule") | part("settings")
+    elif mode == "no-tools":
+        hidden = part("rule") | part("settings") | part("results")
+    elif mode == "user-only":
+        hidden = set(part("not_user"))
+    else:
+        hidden = set(part("rule"))
+    cache.hidden[mode] = hidden
+    cache.hidden_count[mode] = count
+    return hidden
 
 
 def hidden_ids(source: TreeSource, cache: ViewCache, mode: str) -> set[str]:
@@ -144,6 +163,7 @@ def hidden_ids(source: TreeSource, cache: ViewCache, mode: str) -> set[str]:
     if cache.hidden_version != content:
         cache.hidden = {}
         cache.hidden_count = {}
+        cache.hidden_parts = {}
         cache.hidden_version = content
     hidden = cache.hidden.get(mode)
     done = cache.hidden_count.get(mode, 0)
@@ -153,8 +173,10 @@ def hidden_ids(source: TreeSource, cache: ViewCache, mode: str) -> set[str]:
     labels = source.labels
     index = source.bulk_index()
     if (hidden is None or done > count) and index is not None:
-        _all_hidden(cache, index, count)
-        return cache.hidden[mode]
+        if cache.hidden_parts_count != count:
+            cache.hidden_parts = {}  # parts are of one entry count
+            cache.hidden_parts_count = count
+        return _mode_hidden(cache, index, count, mode)
     if hidden is None or done > count:
         hidden = set()
         done = 0

@@ -1,5 +1,6 @@
 """Idle-time work ahead of a first search: the searchable text of every entry, the calls tool
-results show, and their displays folded in (`warm_search`, run by the daemon in slices)."""
+results show, and their displays folded in (`warm_search`, run by the daemon in slices); and
+ahead of a first filter change, the rows each filter mode hides (`warm_filters`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 from ..index import gc_paused
 from .adapters import as_tree_source
 from .cache import cache_of
+from .filters import hidden_ids
 from .flatten import flatten
 from .lazy import lazy_flat
 from .page import build_view
@@ -15,7 +17,7 @@ from .search import current_search_cache, fill_search_text
 from .source import TreeSource
 from .tool_calls import call_index
 
-__all__ = ["warm_search"]
+__all__ = ["WARM_FILTER_MODES", "warm_filters", "warm_search"]
 
 
 def warm_search(source: Any, budget: int = 4096) -> bool:
@@ -65,3 +67,17 @@ def _flat_for(src: TreeSource) -> Any:
     """The source's flattened tree for its leaf (the call index resolves shared call ids by it)."""
     lazy = lazy_flat(src, cache_of(src), src.get_leaf_id())
     return lazy if lazy is not None else flatten(src, src.get_leaf_id())
+
+
+#: The filter modes whose hidden sets a click does not make (it makes its own mode's).
+WARM_FILTER_MODES = ("no-tools", "user-only", "all", "default")
+
+
+def warm_filters(source: Any, mode: str) -> None:
+    """Make the hidden set of ``mode`` (a filter change then only picks its rows); one mode
+    per call, for a daemon's idle time."""
+    src = as_tree_source(source)
+    if src.bulk_index() is None:
+        return
+    with gc_paused():
+        hidden_ids(src, cache_of(src), mode)

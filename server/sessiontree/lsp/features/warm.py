@@ -1,5 +1,5 @@
-"""Idle-time work on open sessions: the index cache written after an open, and the
-searchable text built ahead of a first search.
+"""Idle-time work on open sessions: the searchable text built ahead of a first search, the
+rows each filter mode hides ahead of a first filter change, and the index cache.
 
 An open answers before the skeletons are encoded into the index cache (for a million
 entries that is about a second); the cache is written here, through the session's queue,
@@ -52,6 +52,12 @@ async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
             del session
             if done:
                 break
+            await asyncio.sleep(WARM_PAUSE)
+        # The hidden sets of the other filter modes, one mode per slice.
+        for mode in core_view.WARM_FILTER_MODES:
+            session = registry.get(handle)
+            await registry.call_in_idle_time(session, core_view.warm_filters, session.manager, mode)
+            del session
             await asyncio.sleep(WARM_PAUSE)
         # The index cache is written in one piece (for a million entries, about a second
         # of encoding): only once nobody has asked anything of the session for a while.
