@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from sessiontree.client import Client
 from sessiontree.core import SessionManager
-from sessiontree.core.session import loading
+from sessiontree.core import view as core_view
+from sessiontree.core.session import loading, split_scan
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,13 +34,14 @@ def test_the_cache_of_a_big_session_is_written_after_the_open(tmp_path: Path) ->
     agent = tmp_path / "agent"
     path = agent / "sessions" / "--p--" / "big.jsonl"
     path.parent.mkdir(parents=True)
-    n = 36000
+    n = 70000  # over 64 MB: the daemon scans it on two cores too (core/session/split_scan.py)
     subprocess.run(
         [sys.executable, str(REPO / "benchmarks" / "gen_corpus.py"), str(path), str(n)],
         check=True,
         capture_output=True,
     )
     assert path.stat().st_size > loading.CHUNKED_LOAD_MIN  # the chunked path, which defers
+    assert path.stat().st_size > split_scan.PARALLEL_SCAN_MIN
     before = _listing(agent)
     cache = tmp_path / "cache"
     env = {
@@ -62,7 +64,20 @@ def test_the_cache_of_a_big_session_is_written_after_the_open(tmp_path: Path) ->
         # the session stays usable while and after it is written
         again = c.request("session/view", {"session": opened["session"], "limit": 20})
         assert again["rows"] == page["rows"]
+        # the split scan's index is the one-core scan's: the same rows at the leaf
+        tail = c.request(
+            "session/view", {"session": opened["session"], "offset": page["selectedIndex"] - 5, "limit": 10}
+        )
     assert _listing(agent) == before  # looking never writes
+    one = SessionManager.open(
+        str(path), read_only=True, cache_dir=str(tmp_path / "other"), parallel_scan=False
+    )
+    try:
+        mine = core_view.build_view(one, offset=page["selectedIndex"] - 5, limit=10)
+        assert [r["id"] for r in tail["rows"]] == [r.id for r in mine.rows]
+        assert (page["total"], page["selectedIndex"]) == (mine.total, mine.selected_index)
+    finally:
+        one.close()
     warm = SessionManager.open(str(path), read_only=True, cache_dir=str(found[0].parent))
     try:
         assert warm.load_report.from_cache

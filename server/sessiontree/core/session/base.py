@@ -51,6 +51,7 @@ class SessionBase:
     _storage: Any
     _blobs: BlobStore | None
     _sidecar: Sidecar
+    _parallel_scan: bool
 
     # What the session holds.
     _header: dict[str, Any]

@@ -23,10 +23,12 @@ from ..format import jsonl
 from ..format.migrations import CURRENT_SESSION_VERSION, fill_missing_ids, migrate_session_entries
 from ..format.persistence import clean_openai_replay, has_blob_ref, resolve_blob_refs
 from ..ids import session_file_name
-from ..index import Skeleton, scan_clean
+from ..index import Skeleton, UsageTotals, scan_clean
+from ..index.scan import CleanScan
 from ..sources.sniff import not_a_session_reason
 from .base import st_int, stat_of
 from .records import LoadReport
+from .split_scan import FORK_AVAILABLE, PARALLEL_SCAN_MIN, abandon_scan, collect_scan, fork_scan, join_scans
 from .writing import Writing
 
 __all__ = ["CHUNKED_LOAD_MIN", "LOAD_CHUNK", "Loading", "is_current_version"]
@@ -243,33 +245,95 @@ class Loading(Writing):
             and is_current_version(header.get("version"))
         ):
             return False
+        split = self._split_point(path, size, nl + 1)
+        helper = fork_scan(lambda: self._scan_range(path, split, size, size)) if split else None
+        try:
+            first_part = self._scan_range(path, nl + 1, split or size, size, first)
+            del first
+            if first_part is None:
+                return False
+            if split:
+                rest = collect_scan(helper) if helper is not None else None
+                helper = None
+                if rest is None:
+                    rest = self._scan_range(path, split, size, size)  # the helper failed: here
+                if rest is None:
+                    return False
+                first_part = join_scans(first_part, rest)
+        finally:
+            if helper is not None:
+                abandon_scan(helper)
+        skeletons = first_part.skeletons
+        usage = first_part.usage
+        end = first_part.end
+        torn = first_part.torn_tail
+        self._header = header
+        self._index.add_skeletons(skeletons)
+        if usage is not None:
+            self._index.usage = usage
+        self.load_report = LoadReport(torn_tail=torn, fast_path=True, split_scan=bool(split))
+        if torn:
+            self.load_report.dropped = [jsonl.DroppedLine(len(skeletons) + 2, end, size - end, "torn")]
+        self._set_file_state(st, end)
+        if not torn and end == size and size >= self._sidecar.min_bytes:
+            self._sidecar.save_skeletons(path, st, self._header, self._index)
+        return True
+
+    def _split_point(self, path: str, size: int, body: int) -> int:
+        """Where the helper's half of a big file begins (a line start past the middle), or
+        0 when the file is scanned in one piece (`parallel_scan` off, a small file)."""
+        if not self._parallel_scan or size < PARALLEL_SCAN_MIN or not FORK_AVAILABLE:
+            return 0
+        mid = body + (size - body) // 2
+        window = bytes(self._storage.read_range(path, mid, min(size - mid, 1 << 20)))
+        nl = window.find(b"\n")
+        if nl < 0 or mid + nl + 1 >= size:
+            return 0  # one enormous line around the middle: not worth splitting
+        return mid + nl + 1
+
+    def _scan_range(
+        self, path: str, begin: int, limit: int, size: int, first: bytes | None = None
+    ) -> CleanScan | None:
+        """The skeletons of the whole lines of `[begin, limit)` (a line start, and the end of
+        the file or a line start), read `LOAD_CHUNK` at a time; orders count from 0. A torn
+        last line is allowed only at the end of the file. `first`: the file's first chunk,
+        when already read (`begin` is then inside it). None when the bytes are not clean."""
+        storage = self._storage
         skeletons: list[Skeleton] = []
-        usage = None
+        usage: UsageTotals | None = None
         # `buf` holds the file from offset `base`; lines are indexed from `buf[bstart:]`.
         # Each read starts at a line start, so chunks are never glued together.
-        buf = first
-        del first
-        base = 0
-        bstart = nl + 1
-        end = bstart
+        if first is not None:
+            buf = first[:limit]
+            base = 0
+            bstart = begin
+        else:
+            buf = bytes(storage.read_range(path, begin, min(limit - begin, LOAD_CHUNK)))
+            base = begin
+            bstart = 0
+        end = begin
         torn = False
         while True:
             blen = len(buf)
-            last = base + blen >= size
+            if not blen and base + bstart >= limit:
+                break  # nothing (left) to scan in this range
+            last = base + blen >= limit
             stop = blen if last else buf.rfind(b"\n", bstart) + 1
             if stop <= bstart:
                 # No complete line in this chunk: read a bigger one from the line start.
                 if blen >= 4 * LOAD_CHUNK:
-                    return False  # one enormous line: let the whole-file path decide
+                    return None  # one enormous line: let the whole-file path decide
                 base += bstart
-                buf = bytes(storage.read_range(path, base, min(size - base, 2 * max(blen, 1))))
+                buf = bytes(storage.read_range(path, base, min(limit - base, 2 * max(blen, 1))))
                 bstart = 0
                 if not buf:
-                    return False  # the file shrank underneath
+                    return None  # the file shrank underneath
                 continue
-            scan = scan_clean(buf, bstart, len(skeletons), allow_torn_tail=last, stop=stop, base=base)
+            scan = scan_clean(
+                buf, bstart, len(skeletons), allow_torn_tail=last and limit == size, stop=stop, base=base
+            )
             if scan is None:
-                return False
+                return None
             skeletons.extend(scan.skeletons)
             if usage is None:
                 usage = scan.usage
@@ -282,21 +346,12 @@ class Loading(Writing):
             base += stop
             bstart = 0
             buf = b""  # free the chunk before reading the next
-            buf = bytes(storage.read_range(path, base, min(size - base, LOAD_CHUNK)))
+            buf = bytes(storage.read_range(path, base, min(limit - base, LOAD_CHUNK)))
             if not buf:
-                return False  # the file shrank underneath
-        del buf
-        self._header = header
-        self._index.add_skeletons(skeletons)
-        if usage is not None:
-            self._index.usage = usage
-        self.load_report = LoadReport(torn_tail=torn, fast_path=True)
-        if torn:
-            self.load_report.dropped = [jsonl.DroppedLine(len(skeletons) + 2, end, size - end, "torn")]
-        self._set_file_state(st, end)
-        if not torn and end == size and size >= self._sidecar.min_bytes:
-            self._sidecar.save_skeletons(path, st, self._header, self._index)
-        return True
+                return None  # the file shrank underneath
+        if end != limit and not torn:
+            return None  # the range did not end where a line ends
+        return CleanScan(skeletons, usage or UsageTotals(), end, torn)
 
     # -- the sidecar cache
     def _load_from_cache(self, path: str, st: Any) -> bool:
@@ -346,13 +401,14 @@ class Loading(Writing):
         size = st_int(st, "st_size")
         if size <= fs.end:
             return []
-        data = bytes(self._storage.read_range(path, fs.end, size - fs.end))
+        start = fs.end
+        data = bytes(self._storage.read_range(path, start, size - start))
         cut = data.rfind(b"\n") + 1
         if cut <= 0:
             return []
         before = len(self._index)
-        self._ingest_bytes(data[:cut], fs.end)
-        self._set_file_state(st, fs.end + cut)
+        self._ingest_bytes(data[:cut], start)  # moves `fs.end` on (the same object)
+        self._set_file_state(st, start + cut)
         new = self._index.skeletons()[before:]
         if new:
             self._leaf_id = new[-1].id

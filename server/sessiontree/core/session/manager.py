@@ -95,8 +95,11 @@ class SessionManager(Moves, Entries):
         penv: Any = None,
         cache_min_bytes: int = CACHE_MIN_BYTES,
         defer_index_cache: bool = False,
+        parallel_scan: bool = False,
     ) -> None:
         self._read_only = read_only
+        # A big clean file is scanned on two cores (a forked child takes the second half).
+        self._parallel_scan = parallel_scan
         # Opened for viewing (DIVERGENCES 11): nothing is written until a change is asked
         # for; the first change writes the pending migration, after a backup copy.
         self._viewing = viewing

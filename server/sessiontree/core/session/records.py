@@ -27,6 +27,8 @@ class LoadReport:
     backup_copy: str | None = None
     fast_path: bool = False
     from_cache: bool = False
+    #: the file was scanned in two halves on two cores (`split_scan`)
+    split_scan: bool = False
 
     @property
     def recovered(self) -> bool:

@@ -40,6 +40,8 @@ def manager_kwargs(ls: SessionTreeServer) -> dict[str, Any]:
         "storage": FileSessionStorage(guard=ls.access.guard),
         # the open answers before the index cache is written (lsp/features/warm.py writes it)
         "defer_index_cache": True,
+        # a big file's scan on two cores (core/session/split_scan.py)
+        "parallel_scan": True,
     }
     if ls.config.agent_dir:
         kw["agent_dir"] = ls.config.agent_dir

@@ -1,0 +1,150 @@
+"""A big file indexed on two cores: the second half scanned by a forked copy of the process.
+
+The scan of a clean file is Python work per line (`index.scan_clean`), so one process uses
+one core. For a file of `PARALLEL_SCAN_MIN` and more, a manager opened with
+`parallel_scan=True` (the daemon's) forks: the child scans the second half, from a line
+start past the middle, with the same storage and access guard the parent reads through, and
+sends its `CleanScan` back through a pipe (msgpack); the parent scans the first half
+meanwhile and joins the two (the child's orders follow the parent's). Anything that goes
+wrong in the child (an exception, a crash, bytes that are not clean, a reply that does not
+decode) only means the parent scans the second half itself: the result is the one-core
+scan's in every case.
+
+The child does nothing but read, scan, write to the pipe and `os._exit` (no buffered output
+flushed, no exit handler run), so the daemon's stdout, locks and threads are left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import time
+from collections.abc import Callable
+
+import msgspec
+
+from ..index.scan import CleanScan
+
+__all__ = ["FORK_AVAILABLE", "PARALLEL_SCAN_MIN", "abandon_scan", "collect_scan", "fork_scan", "join_scans"]
+
+#: Files at least this big are scanned in two halves (the fork and the reply cost a few ms).
+PARALLEL_SCAN_MIN = 64 << 20
+#: The longest the parent waits for the child's reply after its own half is done.
+REPLY_TIMEOUT = 300.0
+
+FORK_AVAILABLE = hasattr(os, "fork")
+
+_ENCODER = msgspec.msgpack.Encoder()
+_DECODER = msgspec.msgpack.Decoder(CleanScan)
+
+Helper = tuple[int, int]  # (child pid, read end of its pipe)
+
+
+def fork_scan(scan: Callable[[], CleanScan | None]) -> Helper | None:
+    """Run `scan` in a forked child; None when no child could be started."""
+    try:
+        r, w = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return None
+    if pid == 0:  # the child
+        code = 1
+        try:
+            _quiet_signals()
+            os.close(r)
+            result = scan()
+            if result is not None:
+                view = memoryview(_ENCODER.encode(result))
+                while view:
+                    view = view[os.write(w, view) :]
+                code = 0
+        except BaseException:  # whatever happens, the parent scans the half instead
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    return pid, r
+
+
+def _quiet_signals() -> None:
+    """The child shares the parent's signal wake-up pipe (asyncio's): a signal to the child
+    must not wake the parent's loop, nor run its handlers here (a daemon's shutdown writes
+    to stdout). The child takes the defaults: a SIGTERM simply ends it."""
+    try:
+        signal.set_wakeup_fd(-1)
+    except (ValueError, OSError):
+        pass
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        try:
+            signal.signal(sig, signal.SIG_DFL)
+        except (ValueError, OSError):
+            pass
+
+
+def collect_scan(helper: Helper) -> CleanScan | None:
+    """The child's `CleanScan`, or None when it failed (the caller scans the half itself)."""
+    pid, r = helper
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + REPLY_TIMEOUT
+    ok = True
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([r], [], [], left)[0]:
+                ok = False
+                break
+            chunk = os.read(r, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError:
+        ok = False
+    finally:
+        os.close(r)
+    status = _reap(pid, kill=not ok)
+    if not ok or status != 0 or not chunks:
+        return None
+    try:
+        return _DECODER.decode(b"".join(chunks))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def abandon_scan(helper: Helper) -> None:
+    """Stop a child whose reply is no longer wanted (the parent's half was not clean)."""
+    pid, r = helper
+    try:
+        os.close(r)
+    except OSError:
+        pass
+    _reap(pid, kill=True)
+
+
+def _reap(pid: int, kill: bool) -> int | None:
+    if kill:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        return None
+    return os.waitstatus_to_exitcode(status)
+
+
+def join_scans(first: CleanScan, rest: CleanScan) -> CleanScan:
+    """The two halves as one scan: the second half's orders follow the first's."""
+    shift = len(first.skeletons)
+    if shift:
+        for sk in rest.skeletons:
+            sk.order += shift
+    first.skeletons.extend(rest.skeletons)
+    first.usage.add_totals(rest.usage)
+    return CleanScan(first.skeletons, first.usage, rest.end, rest.torn_tail)
