@@ -179,3 +179,27 @@ def test_a_deferred_index_cache_is_written_when_asked(
     d = SessionManager.open(str(c_path), **kw)
     assert d.get_leaf_id() == "late0001"
     assert [sk.id for sk in d.index.skeletons()] == [sk.id for sk in c.index.skeletons()]
+
+
+def test_a_deferred_index_cache_written_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `save_index_cache(background=True)`: a forked copy of the process encodes and writes it,
+    # from the index as it was at the call, while the caller goes on
+    import time
+
+    path = tmp_path / "s.jsonl"
+    write_session(path, 400)
+    monkeypatch.setattr(mm, "CHUNKED_LOAD_MIN", 0)
+    monkeypatch.setattr(mm, "LOAD_CHUNK", 2048)
+    cache = tmp_path / "cache"
+    kw = {"read_only": True, "cache_dir": str(cache), "cache_min_bytes": 0}
+    a = SessionManager.open(str(path), defer_index_cache=True, **kw)
+    assert a.save_index_cache(background=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (
+        cache.exists() and any(n.endswith(".idx") for n in os.listdir(cache))
+    ):
+        time.sleep(0.02)
+    b = SessionManager.open(str(path), **kw)
+    assert b.load_report.from_cache and b.index.skeletons() == a.index.skeletons()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -65,33 +66,55 @@ def _load_both(path: Path) -> tuple[SessionManager, SessionManager]:
     return two, one
 
 
-def _no_child_left() -> None:
-    with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)
+def _children() -> set[str]:
+    out: set[str] = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        try:
+            out.update((task / "children").read_text().split())
+        except OSError:
+            pass
+    return out
 
 
-def test_a_clean_file_scanned_in_two_halves_is_indexed_as_in_one(corpus: bytes, tmp_path: Path) -> None:
+@pytest.fixture(autouse=True)
+def children_before() -> set[str]:
+    return _children()
+
+
+def _no_child_left(before: set[str]) -> None:
+    """Every child forked during the test has ended and was reaped (none running, no zombie)."""
+    deadline = time.monotonic() + 10
+    while _children() - before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _children() - before == set()
+
+
+def test_a_clean_file_scanned_in_two_halves_is_indexed_as_in_one(
+    corpus: bytes, tmp_path: Path, children_before: set[str]
+) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(corpus)
     two, one = _load_both(path)
     assert two.load_report.split_scan and not one.load_report.split_scan
     assert _state(two) == _state(one)
     assert [sk.order for sk in two.index.skeletons()] == list(range(len(two.index.skeletons())))
-    _no_child_left()
+    _no_child_left(children_before)
 
 
-def test_a_torn_last_line_is_the_second_halfs_and_reported_alike(corpus: bytes, tmp_path: Path) -> None:
+def test_a_torn_last_line_is_the_second_halfs_and_reported_alike(
+    corpus: bytes, tmp_path: Path, children_before: set[str]
+) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(corpus + b'{"type":"message","id":"torn00001","parentId":null,"mess')
     two, one = _load_both(path)
     assert two.load_report.torn_tail and two.load_report.split_scan
     assert _state(two) == _state(one)
-    _no_child_left()
+    _no_child_left(children_before)
 
 
 @pytest.mark.parametrize("where", [0.25, 0.75])
 def test_a_line_that_is_not_clean_takes_the_lenient_path_either_way(
-    corpus: bytes, tmp_path: Path, where: float
+    corpus: bytes, tmp_path: Path, where: float, children_before: set[str]
 ) -> None:
     # in the parent's half (the child is stopped) or in the child's (the parent tries its half too)
     lines = corpus.split(b"\n")
@@ -103,11 +126,11 @@ def test_a_line_that_is_not_clean_takes_the_lenient_path_either_way(
     assert not two.load_report.fast_path and not one.load_report.fast_path
     assert two.load_report.skipped_lines == one.load_report.skipped_lines == 1
     assert _state(two) == _state(one)
-    _no_child_left()
+    _no_child_left(children_before)
 
 
 def test_a_child_that_fails_leaves_the_half_to_the_parent(
-    corpus: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    corpus: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, children_before: set[str]
 ) -> None:
     parent = os.getpid()
     scan_range = loading.Loading._scan_range
@@ -123,11 +146,11 @@ def test_a_child_that_fails_leaves_the_half_to_the_parent(
     two, one = _load_both(path)
     assert two.load_report.split_scan and two.load_report.fast_path
     assert _state(two) == _state(one)
-    _no_child_left()
+    _no_child_left(children_before)
 
 
 def test_a_child_killed_midway_leaves_the_half_to_the_parent(
-    corpus: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    corpus: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, children_before: set[str]
 ) -> None:
     parent = os.getpid()
     scan_range = loading.Loading._scan_range
@@ -142,7 +165,7 @@ def test_a_child_killed_midway_leaves_the_half_to_the_parent(
     path.write_bytes(corpus)
     two, one = _load_both(path)
     assert _state(two) == _state(one)
-    _no_child_left()
+    _no_child_left(children_before)
 
 
 def test_appends_after_a_split_load_follow_on(corpus: bytes, tmp_path: Path) -> None:

@@ -374,14 +374,14 @@ class Loading(Writing):
                 self._save_cache_after_ingest(path)
         return True
 
-    def _save_cache_after_ingest(self, path: str, now: bool = False) -> bool:
+    def _save_cache_after_ingest(self, path: str, now: bool = False, background: bool = False) -> bool:
         fs = self.file_state
         if fs is None or fs.end != fs.size:
             return False
         st = stat_of(self._storage, path)
         if st is None or st_int(st, "st_size") != fs.end:
             return False
-        self._sidecar.save_skeletons(path, st, self._header, self._index, now=now)
+        self._sidecar.save_skeletons(path, st, self._header, self._index, now=now, background=background)
         return True
 
     # -- lines appended since the last read

@@ -307,12 +307,14 @@ class SessionManager(Moves, Entries):
         assert self._session_file is not None
         self._set_session_file(self._session_file)
 
-    def save_index_cache(self) -> bool:
+    def save_index_cache(self, background: bool = False) -> bool:
         """Write the index cache an open deferred (`defer_index_cache`); False when none was
-        due or the file changed meanwhile in a way the cache cannot describe (a torn tail)."""
+        due or the file changed meanwhile in a way the cache cannot describe (a torn tail).
+        With `background`, a forked copy of the process encodes and writes it, so the caller
+        is not held for the encoding (about a second for a million entries)."""
         if not self._sidecar.take_pending() or self._session_file is None:
             return False
-        return self._save_cache_after_ingest(self._session_file, now=True)
+        return self._save_cache_after_ingest(self._session_file, now=True, background=background)
 
     def drop_writer(self) -> None:
         """Close the append writer without flushing (the file is gone or detached)."""

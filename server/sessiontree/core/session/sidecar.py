@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from ..index import EntryIndex, IndexCache, Skeleton, UsageTotals
+from .split_scan import in_forked_child
 
 __all__ = ["CACHE_MIN_BYTES", "CACHE_RESAVE_MIN", "Sidecar"]
 
@@ -66,19 +67,32 @@ class Sidecar:
             pass  # failing to write a cache changes nothing
 
     def save_skeletons(
-        self, path: str, st: Any, header: dict[str, Any], index: EntryIndex, now: bool = False
+        self,
+        path: str,
+        st: Any,
+        header: dict[str, Any],
+        index: EntryIndex,
+        now: bool = False,
+        background: bool = False,
     ) -> None:
         """Cache the index as it is (the file is read only for the hash of its tail); noted
-        as due instead when saves are deferred, unless `now`."""
+        as due instead when saves are deferred, unless `now`. With `background`, a forked
+        copy of the process encodes and writes it (`split_scan.in_forked_child`)."""
         if not self.usable():
             return
         if self.defer and not now:
             self._pending = True
             return
-        try:
-            IndexCache(self._cache_dir).save_skeletons(path, st, header, index)
-        except Exception:
-            pass
+        cache = IndexCache(self._cache_dir)
+
+        def write() -> None:
+            try:
+                cache.save_skeletons(path, st, header, index)
+            except Exception:
+                pass  # failing to write a cache changes nothing
+
+        if not (background and in_forked_child(write)):
+            write()
 
     @staticmethod
     def resave_due(cached_size: int, size: int) -> bool:

@@ -12,6 +12,8 @@ scan's in every case.
 
 The child does nothing but read, scan, write to the pipe and `os._exit` (no buffered output
 flushed, no exit handler run), so the daemon's stdout, locks and threads are left alone.
+`in_forked_child` runs other work of that kind without waiting for it: the daemon's index
+cache is encoded and written by a copy of the process, so the session is not held meanwhile.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import threading
 import time
 from collections.abc import Callable
 
@@ -26,7 +29,15 @@ import msgspec
 
 from ..index.scan import CleanScan
 
-__all__ = ["FORK_AVAILABLE", "PARALLEL_SCAN_MIN", "abandon_scan", "collect_scan", "fork_scan", "join_scans"]
+__all__ = [
+    "FORK_AVAILABLE",
+    "PARALLEL_SCAN_MIN",
+    "abandon_scan",
+    "collect_scan",
+    "fork_scan",
+    "in_forked_child",
+    "join_scans",
+]
 
 #: Files at least this big are scanned in two halves (the fork and the reply cost a few ms).
 PARALLEL_SCAN_MIN = 64 << 20
@@ -70,6 +81,30 @@ def fork_scan(scan: Callable[[], CleanScan | None]) -> Helper | None:
             os._exit(code)
     os.close(w)
     return pid, r
+
+
+def in_forked_child(work: Callable[[], object]) -> bool:
+    """Run `work` in a forked copy of the process and do not wait for it (a thread reaps
+    it); the copy sees the memory as it is now, so the caller may go on changing it. False
+    when no child could be started (the caller does the work itself)."""
+    if not FORK_AVAILABLE:
+        return False
+    try:
+        pid = os.fork()
+    except OSError:
+        return False
+    if pid == 0:  # the child
+        code = 1
+        try:
+            _quiet_signals()
+            work()
+            code = 0
+        except BaseException:  # the work is an optimisation: its failure changes nothing
+            code = 1
+        finally:
+            os._exit(code)
+    threading.Thread(target=_reap, args=(pid, False), name="sessiontree-reap", daemon=True).start()
+    return True
 
 
 def _quiet_signals() -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Final
+from typing import Any, Final
 
 from sessiontree.core import view as core_view
 from sessiontree.lsp.registry import RegistryEvent
@@ -32,7 +32,7 @@ WARM_MIN_ENTRIES: Final = 5_000  # below this a first search is quick anyway
 WARM_MAX_ENTRIES: Final = 300_000
 WARM_SLICE: Final = 1024  # entries per slice: about 15 ms of work
 WARM_PAUSE: Final = 0.005  # between slices, so a live change or a request takes the lock first
-CACHE_QUIET: Final = 1.0  # seconds without a client's call on the session before its cache is written
+CACHE_QUIET: Final = 1.0  # seconds without a client's call before the filter sets and the cache
 
 
 # Tasks are held here (the loop keeps only weak references to them); each refers to its
@@ -53,26 +53,31 @@ async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
             if done:
                 break
             await asyncio.sleep(WARM_PAUSE)
-        # The hidden sets of the other filter modes, one mode per slice.
+        # The hidden sets of the other filter modes (one mode per slice: for a million
+        # entries each is a few hundred ms), then the index cache: only while nobody calls
+        # on the session.
         for mode in core_view.WARM_FILTER_MODES:
-            session = registry.get(handle)
+            session = await _quiet(registry, handle)
             await registry.call_in_idle_time(session, core_view.warm_filters, session.manager, mode)
             del session
-            await asyncio.sleep(WARM_PAUSE)
-        # The index cache is written in one piece (for a million entries, about a second
-        # of encoding): only once nobody has asked anything of the session for a while.
-        while True:
-            session = registry.get(handle)
-            quiet = time.monotonic() - session.last_call
-            if quiet >= CACHE_QUIET:
-                save = getattr(session.manager, "save_index_cache", None)  # other agents': none
-                if save is not None:
-                    await registry.call_in_idle_time(session, save)
-                return
-            del session
-            await asyncio.sleep(CACHE_QUIET - quiet + 0.01)
+        session = await _quiet(registry, handle)
+        save = getattr(session.manager, "save_index_cache", None)  # other agents': none
+        if save is not None:
+            # encoded and written by a forked copy: the session is held for the fork only
+            await registry.call_in_idle_time(session, save, True)
     except Exception as exc:  # a closed session or a changed file: the first search does it
         log.debug("warm-up of %s stopped: %s", handle, exc)
+
+
+async def _quiet(registry: Any, handle: str) -> Any:
+    """The session once no client has called on it for `CACHE_QUIET` (-32001 once closed)."""
+    while True:
+        session = registry.get(handle)
+        quiet = time.monotonic() - session.last_call
+        if quiet >= CACHE_QUIET:
+            return session
+        del session
+        await asyncio.sleep(CACHE_QUIET - quiet + 0.01)
 
 
 def _on_event(ls: SessionTreeServer, ev: RegistryEvent) -> None:
