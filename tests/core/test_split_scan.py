@@ -37,7 +37,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 def small_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(loading, "CHUNKED_LOAD_MIN", 0)
     monkeypatch.setattr(loading, "LOAD_CHUNK", 256 << 10)  # several chunks per half
-    monkeypatch.setattr(loading, "PARALLEL_SCAN_MIN", 0)
+    monkeypatch.setenv("SESSIONTREE_PARALLEL_SCAN_MIN", "0")
 
 
 def _state(mgr: SessionManager) -> dict[str, Any]:

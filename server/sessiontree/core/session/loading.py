@@ -28,7 +28,7 @@ from ..index.scan import CleanScan
 from ..sources.sniff import not_a_session_reason
 from .base import st_int, stat_of
 from .records import LoadReport
-from .split_scan import FORK_AVAILABLE, PARALLEL_SCAN_MIN, abandon_scan, collect_scan, fork_scan, join_scans
+from .split_scan import FORK_AVAILABLE, abandon_scan, collect_scan, fork_scan, join_scans, parallel_scan_min
 from .writing import Writing
 
 __all__ = ["CHUNKED_LOAD_MIN", "LOAD_CHUNK", "Loading", "is_current_version"]
@@ -282,7 +282,7 @@ class Loading(Writing):
     def _split_point(self, path: str, size: int, body: int) -> int:
         """Where the helper's half of a big file begins (a line start past the middle), or
         0 when the file is scanned in one piece (`parallel_scan` off, a small file)."""
-        if not self._parallel_scan or size < PARALLEL_SCAN_MIN or not FORK_AVAILABLE:
+        if not self._parallel_scan or size < parallel_scan_min() or not FORK_AVAILABLE:
             return 0
         mid = body + (size - body) // 2
         window = bytes(self._storage.read_range(path, mid, min(size - mid, 1 << 20)))

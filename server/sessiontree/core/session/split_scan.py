@@ -37,9 +37,11 @@ __all__ = [
     "fork_scan",
     "in_forked_child",
     "join_scans",
+    "parallel_scan_min",
 ]
 
-#: Files at least this big are scanned in two halves (the fork and the reply cost a few ms).
+#: Files at least this big are scanned in two halves (the fork and the reply cost a few ms);
+#: ``SESSIONTREE_PARALLEL_SCAN_MIN`` (bytes) sets another bound (`parallel_scan_min`).
 PARALLEL_SCAN_MIN = 64 << 20
 #: The longest the parent waits for the child's reply after its own half is done.
 REPLY_TIMEOUT = 300.0
@@ -50,6 +52,17 @@ _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder(CleanScan)
 
 Helper = tuple[int, int]  # (child pid, read end of its pipe)
+
+
+def parallel_scan_min() -> int:
+    """The size from which a file is scanned in two halves (the environment's, when set)."""
+    raw = os.environ.get("SESSIONTREE_PARALLEL_SCAN_MIN")
+    if raw:
+        try:
+            return max(0, int(raw))
+        except ValueError:
+            pass
+    return PARALLEL_SCAN_MIN
 
 
 def fork_scan(scan: Callable[[], CleanScan | None]) -> Helper | None:
