@@ -417,3 +417,39 @@ def test_hidden_sets_made_ahead_are_the_ones_a_filter_change_makes(tmp_path: Any
         for m in (warm, cold):
             m.append_message({"role": "assistant", "content": [], "stopReason": "stop", "timestamp": 1})
             m.append_message({"role": "user", "content": "after", "timestamp": 2})
+
+
+def test_a_path_that_takes_in_an_older_entry_is_not_a_chain_appended_under_the_leaf() -> None:
+    """After the leaf e1, appends bring e3 (appended before, under e1) onto the new leaf's
+    path while a new root e4 goes elsewhere: the path grew by as many entries as were
+    appended, yet not by the appended ones, and e2 adopts e5, which waited for it. The rows
+    walked lazily from the new leaf equal a whole flattening (they did not: a row too many was
+    counted and its page failed)."""
+
+    def msg(eid: str, parent: str | None, role: str, ts: int) -> dict[str, Any]:
+        body: dict[str, Any] = {"role": role, "content": []}
+        if role == "assistant":
+            body["stopReason"] = "toolUse"
+        if role == "user":
+            body["content"] = f"u{eid}"
+        return {"type": "message", "id": eid, "parentId": parent,
+                "timestamp": f"2025-01-01T00:00:{ts:02d}.000Z", "message": body}  # fmt: skip
+
+    ents = [msg("e0", None, "assistant", 0)]
+    live = EntriesTreeSource(list(ents))
+    for e in (msg("e1", None, "assistant", 1), msg("e3", "e1", "user", 2), msg("e5", "e2", "assistant", 3)):
+        ents.append(e)
+        live.append(e)
+    live.leaf_id = "e1"
+    for mode in ("all", "default"):
+        build_view(live, filter=mode, limit=5)
+    for e in (msg("e4", None, "user", 4), msg("e2", "e3", "assistant", 5)):
+        ents.append(e)
+        live.append(e)
+    for mode in ("all", "default"):
+        a = build_view(live, filter=mode, limit=10)
+        b = _full_page(EntriesTreeSource(ents, leaf_id=live.leaf_id), live.leaf_id, mode, 0, 10)
+        assert [(r.id, r.line(), r.on_active_path) for r in a.rows] == [
+            (r.id, r.line(), r.on_active_path) for r in b.rows
+        ], mode
+        assert (a.total, a.selected_index) == (b.total, b.selected_index), mode

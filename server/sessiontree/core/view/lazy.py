@@ -378,9 +378,12 @@ def lazy_flat(source: TreeSource, cache: ViewCache, leaf_id: str | None) -> Lazy
         elif (
             shared == len(hint.path)
             and len(path) - shared == count - hint.count
+            and path[shared:] == source.appended_since(hint.count)
             and len(source.children(None)) == hint.root_count
         ):
-            # Only a chain appended under the old leaf, and it adopted no entry that waited
+            # Only a chain appended under the old leaf (the new entries are exactly the new
+            # end of the path: as many is not enough, an entry from before may have come onto
+            # the path while a new one went elsewhere), and it adopted no entry that waited
             # for its parent (a root fewer): the old path's rows are as they were.
             base = hint
     if cache.chains_version != version:
