@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -138,17 +140,23 @@ def test_chunked_load_writes_the_index_cache(tmp_path: Path, monkeypatch: pytest
     assert b.index.skeletons() == a.index.skeletons()
 
 
-def test_a_deferred_index_cache_is_written_when_asked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The daemon's opens answer before the cache is written (defer_index_cache); its
-    # idle-time warm-up writes it (`save_index_cache`), valid for the file as it is then.
+@pytest.fixture
+def chunked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, dict[str, Any]]:
+    """A session file that loads through the chunked path, its cache dir and the open's options."""
     path = tmp_path / "s.jsonl"
     write_session(path, 400)
     monkeypatch.setattr(mm, "CHUNKED_LOAD_MIN", 0)
     monkeypatch.setattr(mm, "LOAD_CHUNK", 2048)
     cache = tmp_path / "cache"
-    kw = {"read_only": True, "cache_dir": str(cache), "cache_min_bytes": 0}
+    return path, cache, {"read_only": True, "cache_dir": str(cache), "cache_min_bytes": 0}
+
+
+def test_a_deferred_index_cache_is_written_when_asked(
+    tmp_path: Path, chunked: tuple[Path, Path, dict[str, Any]]
+) -> None:
+    # The daemon's opens answer before the cache is written (defer_index_cache); its
+    # idle-time warm-up writes it (`save_index_cache`), valid for the file as it is then.
+    path, cache, kw = chunked
     a = SessionManager.open(str(path), defer_index_cache=True, **kw)
     assert a.load_report.fast_path and not os.path.exists(cache)
     assert a.save_index_cache()
@@ -181,19 +189,10 @@ def test_a_deferred_index_cache_is_written_when_asked(
     assert [sk.id for sk in d.index.skeletons()] == [sk.id for sk in c.index.skeletons()]
 
 
-def test_a_deferred_index_cache_written_in_the_background(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_deferred_index_cache_written_in_the_background(chunked: tuple[Path, Path, dict[str, Any]]) -> None:
     # `save_index_cache(background=True)`: a forked copy of the process encodes and writes it,
     # from the index as it was at the call, while the caller goes on
-    import time
-
-    path = tmp_path / "s.jsonl"
-    write_session(path, 400)
-    monkeypatch.setattr(mm, "CHUNKED_LOAD_MIN", 0)
-    monkeypatch.setattr(mm, "LOAD_CHUNK", 2048)
-    cache = tmp_path / "cache"
-    kw = {"read_only": True, "cache_dir": str(cache), "cache_min_bytes": 0}
+    path, cache, kw = chunked
     a = SessionManager.open(str(path), defer_index_cache=True, **kw)
     assert a.save_index_cache(background=True)
     deadline = time.monotonic() + 30

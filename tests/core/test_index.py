@@ -421,14 +421,11 @@ def _tree_of(idx: Any, plain: bool) -> tuple[Any, ...]:
     idx._tree_ready = False
     if plain:
         assert idx._build_plain_tree()
-        for kids in idx._children.values():
-            if len(kids) > 1:
-                idx._sort_children(kids, idx._ts_of)
     else:
         idx._build_any_tree()
-        for kids in idx._children.values():
-            if len(kids) > 1:
-                idx._sort_children(kids, idx._ts_of)
+    for kids in idx._children.values():
+        if len(kids) > 1:
+            idx._sort_children(kids, idx._ts_of)
     return list(idx._roots), dict(idx._children), dict(idx._parent), dict(idx._orphans)
 
 

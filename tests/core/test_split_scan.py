@@ -129,15 +129,24 @@ def test_a_line_that_is_not_clean_takes_the_lenient_path_either_way(
     _no_child_left(children_before)
 
 
+def _raise_in_the_child() -> None:
+    raise MemoryError("the child ran out")
+
+
+def _kill_the_child() -> None:
+    os.kill(os.getpid(), 9)
+
+
+@pytest.mark.parametrize("fate", [_raise_in_the_child, _kill_the_child], ids=["raises", "killed"])
 def test_a_child_that_fails_leaves_the_half_to_the_parent(
-    corpus: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, children_before: set[str]
+    corpus: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, children_before: set[str], fate: Any
 ) -> None:
     parent = os.getpid()
     scan_range = loading.Loading._scan_range
 
     def failing_in_the_child(self: Any, *a: Any, **k: Any) -> Any:
         if os.getpid() != parent:
-            raise MemoryError("the child ran out")
+            fate()
         return scan_range(self, *a, **k)
 
     monkeypatch.setattr(loading.Loading, "_scan_range", failing_in_the_child)
@@ -145,25 +154,6 @@ def test_a_child_that_fails_leaves_the_half_to_the_parent(
     path.write_bytes(corpus)
     two, one = _load_both(path)
     assert two.load_report.split_scan and two.load_report.fast_path
-    assert _state(two) == _state(one)
-    _no_child_left(children_before)
-
-
-def test_a_child_killed_midway_leaves_the_half_to_the_parent(
-    corpus: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, children_before: set[str]
-) -> None:
-    parent = os.getpid()
-    scan_range = loading.Loading._scan_range
-
-    def dying_in_the_child(self: Any, *a: Any, **k: Any) -> Any:
-        if os.getpid() != parent:
-            os.kill(os.getpid(), 9)
-        return scan_range(self, *a, **k)
-
-    monkeypatch.setattr(loading.Loading, "_scan_range", dying_in_the_child)
-    path = tmp_path / "s.jsonl"
-    path.write_bytes(corpus)
-    two, one = _load_both(path)
     assert _state(two) == _state(one)
     _no_child_left(children_before)
 

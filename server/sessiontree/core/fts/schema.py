@@ -88,13 +88,19 @@ def _open(path: str) -> sqlite3.Connection:
     return con
 
 
+def _create(con: sqlite3.Connection) -> None:
+    """The tables, statement by statement (inside the caller's transaction, which
+    `executescript` would commit)."""
+    for statement in _DDL.split(";\n"):
+        if statement.strip():
+            con.execute(statement)
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+
+
 def _check(con: sqlite3.Connection) -> None:
     row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
     if row is None:
-        for statement in _DDL.split(";\n"):
-            if statement.strip():
-                con.execute(statement)
-        con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        _create(con)
         return
     if row[0] != SCHEMA_VERSION:
         raise IndexUnusable(f"schema {row[0]}")
@@ -122,10 +128,7 @@ def connect(path: str) -> sqlite3.Connection:
             con.execute("BEGIN IMMEDIATE")
             try:
                 if con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").fetchone()[0] == 0:
-                    for statement in _DDL.split(";\n"):
-                        if statement.strip():
-                            con.execute(statement)
-                    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+                    _create(con)
                 else:
                     _check(con)
                 con.execute("COMMIT")

@@ -264,13 +264,11 @@ class Loading(Writing):
             if helper is not None:
                 abandon_scan(helper)
         skeletons = first_part.skeletons
-        usage = first_part.usage
         end = first_part.end
         torn = first_part.torn_tail
         self._header = header
         self._index.add_skeletons(skeletons)
-        if usage is not None:
-            self._index.usage = usage
+        self._index.usage = first_part.usage
         self.load_report = LoadReport(torn_tail=torn, fast_path=True, split_scan=bool(split))
         if torn:
             self.load_report.dropped = [jsonl.DroppedLine(len(skeletons) + 2, end, size - end, "torn")]

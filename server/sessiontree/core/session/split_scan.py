@@ -65,34 +65,47 @@ def parallel_scan_min() -> int:
     return PARALLEL_SCAN_MIN
 
 
+def _fork(work: Callable[[], bool]) -> int | None:
+    """Fork; the child runs `work` and ends with `os._exit` (0 when it returned True, 1 when it
+    returned False or raised). The child's pid in the parent, None when no child started."""
+    try:
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid == 0:  # the child
+        code = 1
+        try:
+            _quiet_signals()
+            code = 0 if work() else 1
+        except BaseException:  # whatever happens, the parent does the work instead
+            code = 1
+        finally:
+            os._exit(code)
+    return pid
+
+
 def fork_scan(scan: Callable[[], CleanScan | None]) -> Helper | None:
     """Run `scan` in a forked child; None when no child could be started."""
     try:
         r, w = os.pipe()
     except OSError:
         return None
-    try:
-        pid = os.fork()
-    except OSError:
+
+    def reply() -> bool:
         os.close(r)
-        os.close(w)
-        return None
-    if pid == 0:  # the child
-        code = 1
-        try:
-            _quiet_signals()
-            os.close(r)
-            result = scan()
-            if result is not None:
-                view = memoryview(_ENCODER.encode(result))
-                while view:
-                    view = view[os.write(w, view) :]
-                code = 0
-        except BaseException:  # whatever happens, the parent scans the half instead
-            code = 1
-        finally:
-            os._exit(code)
+        result = scan()
+        if result is None:
+            return False
+        view = memoryview(_ENCODER.encode(result))
+        while view:
+            view = view[os.write(w, view) :]
+        return True
+
+    pid = _fork(reply)
     os.close(w)
+    if pid is None:
+        os.close(r)
+        return None
     return pid, r
 
 
@@ -102,20 +115,14 @@ def in_forked_child(work: Callable[[], object]) -> bool:
     when no child could be started (the caller does the work itself)."""
     if not FORK_AVAILABLE:
         return False
-    try:
-        pid = os.fork()
-    except OSError:
+
+    def run() -> bool:
+        work()
+        return True
+
+    pid = _fork(run)
+    if pid is None:
         return False
-    if pid == 0:  # the child
-        code = 1
-        try:
-            _quiet_signals()
-            work()
-            code = 0
-        except BaseException:  # the work is an optimisation: its failure changes nothing
-            code = 1
-        finally:
-            os._exit(code)
     threading.Thread(target=_reap, args=(pid, False), name="sessiontree-reap", daemon=True).start()
     return True
 

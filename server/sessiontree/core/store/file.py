@@ -41,7 +41,7 @@ from ..errors import LockTimeoutError
 from ..ids import IdSource
 from .guard import PathGuard
 from .locks import open_lock_file
-from .protocol import DEFAULT_LOCK_TIMEOUT, FileStat, SessionStorageWriter, whole_lines
+from .protocol import DEFAULT_LOCK_TIMEOUT, AppendingWriter, FileStat, SessionStorageWriter, whole_lines
 from .torn import TORN_LINE_BREAKER, separator_after, settled_tail
 
 __all__ = ["FileSessionStorage", "FileSessionWriter"]
@@ -113,38 +113,20 @@ def _read_fd(fd: int) -> bytes:
         return f.read()
 
 
-class FileSessionWriter:
+class FileSessionWriter(AppendingWriter):
     """:class:`SessionStorageWriter` on a real file (``O_APPEND``, unbuffered)."""
 
     def __init__(self, path: str, guard: PathGuard | None = None) -> None:
-        self.path = path
+        super().__init__(None, path)
         self._guard = guard
         self._fd: int | None = None
-        self._error: BaseException | None = None
-        self._closed = False
 
-    def _latch(self, exc: BaseException) -> None:
-        if self._error is None:
-            self._error = exc
-
-    def write_line(self, data: bytes) -> None:
-        if self._error is not None:
-            raise self._error
-        if self._closed:
-            raise ValueError(f"writer for {self.path} is closed")
-        try:
-            if self._fd is None:
-                self._fd = _open_append(self.path, self._guard)
-            elif self._guard is not None:
-                _still_named(self._guard, self.path, self._fd)
-            _append_checked(self._fd, whole_lines(data))
-        except Exception as exc:
-            self._latch(exc)
-            raise
-
-    def flush(self) -> None:
-        if self._error is not None:
-            raise self._error
+    def _append(self, data: bytes) -> None:
+        if self._fd is None:
+            self._fd = _open_append(self.path, self._guard)
+        elif self._guard is not None:
+            _still_named(self._guard, self.path, self._fd)
+        _append_checked(self._fd, data)
 
     def fsync(self) -> None:
         if self._error is not None:
@@ -162,9 +144,6 @@ class FileSessionWriter:
         fd, self._fd = self._fd, None
         if fd is not None:
             os.close(fd)
-
-    def get_error(self) -> BaseException | None:
-        return self._error
 
 
 class FileSessionStorage:

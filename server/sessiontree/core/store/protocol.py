@@ -150,7 +150,8 @@ def whole_lines(data: bytes) -> bytes:
 class AppendingWriter:
     """A :class:`SessionStorageWriter` for a backend whose ``append(path, data)`` is already
     durable when it returns (memory, a database): each line is one append, the first failure
-    is kept and raised again by every later call, flush and fsync have nothing left to do."""
+    is kept and raised again by every later call, flush and fsync have nothing left to do.
+    A backend that writes otherwise overrides `_append` (and `fsync`, `close`)."""
 
     def __init__(self, storage: Any, path: str) -> None:
         self.path = path
@@ -158,16 +159,22 @@ class AppendingWriter:
         self._error: BaseException | None = None
         self._closed = False
 
+    def _append(self, data: bytes) -> None:
+        self._storage.append(self.path, data)
+
+    def _latch(self, exc: BaseException) -> None:
+        if self._error is None:
+            self._error = exc
+
     def write_line(self, data: bytes) -> None:
         if self._error is not None:
             raise self._error
         if self._closed:
             raise ValueError(f"writer for {self.path} is closed")
         try:
-            self._storage.append(self.path, whole_lines(data))
+            self._append(whole_lines(data))
         except Exception as exc:
-            if self._error is None:
-                self._error = exc
+            self._latch(exc)
             raise
 
     def flush(self) -> None:

@@ -154,8 +154,6 @@ def fill_search_text(source: TreeSource, cache: ViewCache, ids: list[str]) -> No
     calls = cache.search_call
     folded = cache.search_folded
     skeleton = source.skeleton
-    if cache.search_all_at == source.entry_count():
-        return  # every entry has its current text (nothing was appended since)
     missing = []
     for eid in ids:
         if eid in texts:
@@ -242,7 +240,7 @@ def search_rows(
     source: TreeSource, cache: ViewCache, flat: Flat, indices: list[int], tokens: list[str], home: str
 ) -> list[int]:
     ids = flat.ids
-    if cache.search_all_at != source.entry_count():
+    if cache.search_all_at != source.entry_count():  # else every entry has its current text
         fill_search_text(source, cache, [ids[i] for i in indices])
     texts = cache.search_text
     calls = cache.search_call
@@ -262,8 +260,9 @@ def search_rows(
         owners = ci.owner
         ci.preload(source, [owners.get(call[0]) for call in calls.values()])
         if calls:
-            # every call one message has is folded into its result's text first (as the
-            # loop below would), so the rest of the rows can be matched in one buffer
+            # The call of an id only one message has is the same in every flattened order:
+            # it is folded into its result's text (until the call index says an owner
+            # changed), so only the calls of shared ids are resolved per row.
             cache.search_gen += 1
             for eid in [eid for eid, call in calls.items() if owners.get(call[0]) is not None]:
                 call = calls.pop(eid)
@@ -297,7 +296,6 @@ class SearchBuffer:
         parts = [get(eid, "") for eid in ids]
         self.text = "\n".join(parts)
         self.starts = list(accumulate(map(len, parts), lambda a, n: a + n + 1, initial=0))
-        self.starts[-1] = len(self.text) + 1
 
     def rows_with(self, token: str) -> list[int]:
         """The rows whose text holds ``token``, ascending."""
@@ -363,7 +361,6 @@ def _match_rows(
     labels = source.labels
     texts = cache.search_text
     calls = cache.search_call
-    folded = cache.search_folded
     one = tokens[0] if len(tokens) == 1 else None
     matched: list[int] = []
     # A token holds no whitespace, so it is in the searchable text (parts joined by single
@@ -375,26 +372,18 @@ def _match_rows(
         call = calls.get(eid)
         if call is not None:
             # The tool call this toolResult row shows, as the page resolves it. The call of
-            # an id only one message has is the same in every flattened order: it is
-            # folded into the cached text until the call index says an owner changed.
-            # An id several messages share is resolved for this order every time.
+            # an id only one message has was folded into the cached text (`search_rows`);
+            # an id several messages share is resolved for this order every time.
             assert ci is not None
-            owner = ci.owner.get(call[0])
-            if owner is not None:
-                text = texts[eid] = f"{text} {ci.shown(owner, call[0], home)}"
-                folded[eid] = call
-                del calls[eid]
-                cache.search_gen += 1
-            else:
-                shown = ci.display(call[0], flat, home)
-                if shown is None:
-                    fallback = call[1]
-                    if fallback is None:
-                        entry = source.get_entry(eid)
-                        fallback = scrub_text(display_text(entry)).lower() if entry is not None else ""
-                        calls[eid] = (call[0], fallback, call[2])
-                    shown = fallback
-                text = f"{text} {shown}"
+            shown = ci.display(call[0], flat, home)
+            if shown is None:
+                fallback = call[1]
+                if fallback is None:
+                    entry = source.get_entry(eid)
+                    fallback = scrub_text(display_text(entry)).lower() if entry is not None else ""
+                    calls[eid] = (call[0], fallback, call[2])
+                shown = fallback
+            text = f"{text} {shown}"
         label = labels.get(eid)
         if label:
             low = scrub_text(label).lower()

@@ -20,10 +20,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Final
+from typing import Final
 
 from sessiontree.core import view as core_view
-from sessiontree.lsp.registry import RegistryEvent
+from sessiontree.lsp.registry import OpenSession, Registry, RegistryEvent
 from sessiontree.lsp.server import SessionTreeServer
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
         log.debug("warm-up of %s stopped: %s", handle, exc)
 
 
-async def _quiet(registry: Any, handle: str) -> Any:
+async def _quiet(registry: Registry, handle: str) -> OpenSession:
     """The session once no client has called on it for `CACHE_QUIET` (-32001 once closed)."""
     while True:
         session = registry.get(handle)
@@ -107,5 +107,6 @@ def _on_event(ls: SessionTreeServer, ev: RegistryEvent) -> None:
 
 
 def setup(server: SessionTreeServer) -> None:
-    """Write index caches and build searchable texts of opened sessions in idle time."""
+    """Build searchable texts and filter sets of opened sessions, and write their index
+    caches, in idle time."""
     server.registry.subscribe(lambda ev: _on_event(server, ev))
