@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sessiontree.core.discovery import display_name_of_manager
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.index import IndexCache, compute_has_text, scan_clean
 from sessiontree.core.paths import PathEnv
@@ -487,3 +490,95 @@ def test_the_plain_tree_build_declines_what_it_cannot_link(tmp_path: Path) -> No
         == _tree_of(idx, False)
         == (["p"], {"p": ["c", "d"]}, {"c": "p", "p": None, "d": "p"}, {})
     )
+
+
+def _cache_fields(cache_file: Path) -> list[Any]:
+    return msgspec.msgpack.decode(cache_file.read_bytes())  # type: ignore[no-any-return]
+
+
+def test_a_warm_open_answers_before_it_decodes_the_skeletons(tmp_path: Path) -> None:
+    # architecture.md: a cache hit keeps its skeletons encoded; the count, the leaf, the
+    # labels and the name are answered without them, and the first tree query decodes them
+    p = tmp_path / "big.jsonl"
+    big_session(p)
+    cold = SessionManager.open(str(p), read_only=True, **kw(tmp_path, cache_min_bytes=1))
+    cache_file = Path(IndexCache(str(tmp_path / "cache")).file_for(str(p)))
+    fields = _cache_fields(cache_file)
+    # the skeletons part made undecodable: whatever the open answers cannot come from it
+    fields[-1] = [1, 2, 3]
+    cache_file.write_bytes(msgspec.msgpack.encode(fields))
+    warm = SessionManager.open(str(p), read_only=True, **kw(tmp_path, cache_min_bytes=1))
+    assert warm.load_report.from_cache
+    assert len(warm.index) == len(cold.index) == 301
+    assert warm.get_leaf_id() == cold.get_leaf_id()
+    assert dict(warm.index.labels) == dict(cold.index.labels) and warm.index.labels
+    assert display_name_of_manager(warm) == display_name_of_manager(cold)
+    # the first use of the skeletons finds them undecodable: the file's bytes stand in
+    assert snapshot(warm) == snapshot(cold)
+
+
+@pytest.mark.parametrize("damage", ["orders", "count", "last"])
+def test_cached_skeletons_that_do_not_fit_their_file_are_scanned_again(tmp_path: Path, damage: str) -> None:
+    p = tmp_path / "big.jsonl"
+    big_session(p)
+    cold = SessionManager.open(str(p), read_only=True, **kw(tmp_path, cache_min_bytes=1))
+    cache_file = Path(IndexCache(str(tmp_path / "cache")).file_for(str(p)))
+    fields = _cache_fields(cache_file)
+    sks = msgspec.msgpack.decode(msgspec.msgpack.encode(fields[-1]))
+    order_at = 4  # Skeleton's fields in order: id, parent_id, type, timestamp, order, ...
+    if damage == "orders":
+        sks[3][order_at], sks[4][order_at] = sks[4][order_at], sks[3][order_at]
+    elif damage == "count":
+        sks = sks[:-1]
+    else:
+        sks[-1][0] = "another"
+    fields[-1] = sks
+    cache_file.write_bytes(msgspec.msgpack.encode(fields))
+    warm = SessionManager.open(str(p), read_only=True, **kw(tmp_path, cache_min_bytes=1))
+    assert warm.load_report.from_cache
+    assert snapshot(warm) == snapshot(cold)
+
+
+def test_threads_that_first_use_a_warm_index_at_once_see_it_whole(tmp_path: Path) -> None:
+    p = tmp_path / "big.jsonl"
+    big_session(p, n=3000)
+    cold = SessionManager.open(str(p), read_only=True, **kw(tmp_path, cache_min_bytes=1))
+    want = snapshot(cold)
+    for _ in range(5):
+        warm = SessionManager.open(str(p), read_only=True, **kw(tmp_path, cache_min_bytes=1))
+        assert warm.load_report.from_cache
+        start = threading.Barrier(4)
+        got: list[Any] = []
+
+        def use(m: SessionManager = warm, start: threading.Barrier = start, got: list[Any] = got) -> None:
+            start.wait()
+            got.append((len(m.index.order()), m.index.path_to_root(m.get_leaf_id()), len(m.index.ids())))
+
+        threads = [threading.Thread(target=use) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert got == [(3001, want["paths"][cold.get_leaf_id()], 3001)] * 4
+        assert snapshot(warm) == want
+
+
+def test_a_warm_index_that_grew_decodes_then_appends(tmp_path: Path) -> None:
+    p = tmp_path / "big.jsonl"
+    big_session(p)
+    SessionManager.open(str(p), read_only=True, **kw(tmp_path, cache_min_bytes=1))
+    warm = SessionManager.open(str(p), read_only=True, **kw(tmp_path, cache_min_bytes=1))
+    entry = {
+        "type": "label",
+        "id": "lbl2",
+        "parentId": warm.get_leaf_id(),
+        "timestamp": "2025-01-01T00:00:09.000Z",
+        "targetId": "id00001",
+        "label": "second",
+    }
+    with open(p, "ab") as f:
+        f.write(orjson.dumps(entry) + b"\n")
+    assert warm.ingest_appended_bytes() == ["lbl2"]
+    fresh = SessionManager.open(str(p), read_only=True, **kw(tmp_path, cache_dir=str(tmp_path / "c2")))
+    assert snapshot(warm) == snapshot(fresh)
+    assert warm.index.labels["id00001"] == "second"

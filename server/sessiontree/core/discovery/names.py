@@ -66,14 +66,12 @@ def display_name_of_manager(manager: Any) -> str:
     header = manager.get_header() or {}
     title = header.get("title")
     index = manager.index
-    sks = index.skeletons()
+    user, last = index.display_skeletons()
     if title is None:
-        last = next((sk for sk in reversed(sks) if sk.type == "compaction"), None)
         entry = index.entry_of(last) if last is not None else None
         short = entry.get("shortSummary") if entry is not None else None
         title = short if isinstance(short, str) else None
     first: str | None = None
-    user = next((sk for sk in sks if sk.type == "message" and sk.role == "user"), None)
     msg = index.entry_of(user).get("message") if user is not None else None
     if isinstance(msg, dict):
         first = message_text(msg.get("content"))

@@ -3,6 +3,10 @@
 The cache lives in sessiontree's own cache directory (never beside the sessions, never
 ``*.jsonl``), keyed by the file's real path, and is valid when device, inode, size, mtime
 and the hash of the file's last 4 KB match; a file that only grew reuses it.
+
+What an open answers before any tree query (the entry count, the last entry, the labels,
+the entries a session's name comes from) is stored beside the skeletons, which stay encoded
+(`CachedSkeletons`) until the index first needs them (`EntryIndex.add_cached`).
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from .entry_index import EntryIndex
 from .skeleton import Skeleton
 from .usage import UsageTotals
 
-__all__ = ["CACHE_FORMAT", "IndexCache", "default_cache_dir"]
+__all__ = ["CACHE_FORMAT", "CachedSkeletons", "IndexCache", "default_cache_dir", "tail_hash"]
 
 
-CACHE_FORMAT = 2  # 2: skeletons hold the tool-call ids of assistant messages
+# 2: skeletons hold the tool-call ids of assistant messages; 3: what an open answers is
+# stored beside the skeletons, which decode on first use
+CACHE_FORMAT = 3
 _TAIL_HASH_BYTES = 4096
 
 
@@ -35,11 +41,54 @@ class _CacheFile(msgspec.Struct, array_like=True):
     tail_hash: str
     header_json: bytes
     usage: UsageTotals
-    skeletons: list[Skeleton]
+    count: int
+    last: Skeleton | None
+    labels: dict[Any, Any]
+    has_assistant: bool
+    first_user: Skeleton | None  # the first user message in file order
+    last_compaction: Skeleton | None  # the last compaction in file order
+    skeletons: msgspec.Raw  # list[Skeleton], decoded by `CachedSkeletons.decode`
 
 
 _CACHE_DECODER = msgspec.msgpack.Decoder(_CacheFile)
 _CACHE_ENCODER = msgspec.msgpack.Encoder()
+_SKELETONS_DECODER = msgspec.msgpack.Decoder(list[Skeleton])
+
+
+class CachedSkeletons:
+    """The skeletons of a cache hit, still encoded, and what is known of them without them.
+
+    `decode` gives the list (None when it does not decode as `count` skeletons in file
+    order: the index then rescans the file, `EntryIndex.add_cached`).
+    """
+
+    __slots__ = ("_raw", "count", "first_user", "has_assistant", "labels", "last", "last_compaction")
+
+    def __init__(self, c: _CacheFile) -> None:
+        self._raw: msgspec.Raw | None = c.skeletons
+        self.count = c.count
+        self.last = c.last
+        self.labels = c.labels
+        self.has_assistant = c.has_assistant
+        self.first_user = c.first_user
+        self.last_compaction = c.last_compaction
+
+    def decode(self) -> list[Skeleton] | None:
+        raw, self._raw = self._raw, None  # the encoded bytes are freed with the hit
+        if raw is None:
+            return None
+        try:
+            sks = _SKELETONS_DECODER.decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        if len(sks) != self.count:
+            return None
+        for i, sk in enumerate(sks):
+            if sk.order != i:
+                return None
+        if sks and sks[-1] != self.last:
+            return None
+        return sks
 
 
 def default_cache_dir() -> str:
@@ -52,7 +101,7 @@ def default_cache_dir() -> str:
     return os.path.join(base, "sessiontree", "index")
 
 
-def _tail_hash(path: str, size: int, identity: tuple[int, int]) -> str:
+def tail_hash(path: str, size: int, identity: tuple[int, int]) -> str:
     """The hash of the last bytes before `size`, read only from the file whose
     `(st_dev, st_ino)` is `identity` (the one the cache describes): a path swapped for a
     link to another file meanwhile is not read ("" never matches)."""
@@ -83,11 +132,12 @@ class IndexCache:
     def __init__(self, cache_dir: str | None = None) -> None:
         self.dir = cache_dir or default_cache_dir()
 
-    def file_for(self, path: str) -> str:
+    def file_for(self, path: str, suffix: str = ".idx") -> str:
+        """The cache file of `path` (`suffix`: of a companion kept beside it, e.g. ".view")."""
         key = hashlib.sha256(os.path.realpath(path).encode("utf-8", "surrogateescape")).hexdigest()[:40]
-        return os.path.join(self.dir, key + ".idx")
+        return os.path.join(self.dir, key + suffix)
 
-    def load(self, path: str, st: Any) -> tuple[dict[str, Any], list[Skeleton], UsageTotals, int] | None:
+    def load(self, path: str, st: Any) -> tuple[dict[str, Any], CachedSkeletons, UsageTotals, int] | None:
         """`(header, skeletons, usage, indexed_size)` or None when there is no valid cache."""
         try:
             with open(self.file_for(path), "rb") as f:
@@ -105,7 +155,7 @@ class IndexCache:
             return None
         if size == c.size and st.st_mtime_ns != c.mtime_ns:
             return None
-        if _tail_hash(path, c.size, (c.device, c.inode)) != c.tail_hash:
+        if tail_hash(path, c.size, (c.device, c.inode)) != c.tail_hash:
             return None
         try:
             header = orjson.loads(c.header_json)
@@ -113,10 +163,9 @@ class IndexCache:
             return None
         if not isinstance(header, dict):
             return None
-        for i, sk in enumerate(c.skeletons):
-            if sk.order != i:
-                return None
-        return header, c.skeletons, c.usage, c.size
+        if (c.count == 0) != (c.last is None) or (c.last is not None and c.last.order != c.count - 1):
+            return None
+        return header, CachedSkeletons(c), c.usage, c.size
 
     def save(self, path: str, st: Any, data: bytes, header: dict[str, Any], index: EntryIndex) -> None:
         """Write the cache for a file whose bytes (`data`) were just indexed."""
@@ -127,7 +176,7 @@ class IndexCache:
     def save_skeletons(self, path: str, st: Any, header: dict[str, Any], index: EntryIndex) -> None:
         """Write the cache from the index alone (the file is read only for its tail hash)."""
         size = st.st_size
-        self._write(path, st, size, _tail_hash(path, size, (st.st_dev, st.st_ino)), header, index)
+        self._write(path, st, size, tail_hash(path, size, (st.st_dev, st.st_ino)), header, index)
 
     def _write(
         self, path: str, st: Any, size: int, tail: str, header: dict[str, Any], index: EntryIndex
@@ -135,6 +184,8 @@ class IndexCache:
         sks = index.skeletons()
         if any(sk.offset < 0 for sk in sks):
             return  # only files whose every entry is file-backed
+        first_user = next((sk for sk in sks if sk.type == "message" and sk.role == "user"), None)
+        last_compaction = next((sk for sk in reversed(sks) if sk.type == "compaction"), None)
         c = _CacheFile(
             CACHE_FORMAT,
             os.path.realpath(path),
@@ -145,7 +196,13 @@ class IndexCache:
             tail,
             orjson.dumps(header),
             index.usage,
-            sks,
+            len(sks),
+            sks[-1] if sks else None,
+            dict(index.labels),
+            index.has_assistant,
+            first_user,
+            last_compaction,
+            msgspec.Raw(_CACHE_ENCODER.encode(sks)),
         )
         os.makedirs(self.dir, exist_ok=True)
         target = self.file_for(path)

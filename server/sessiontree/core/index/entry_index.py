@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import cmp_to_key
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..format.jscompat import date_ms
 from .skeleton import Skeleton, skeleton_from_dict
@@ -66,6 +66,24 @@ def gc_paused() -> Iterator[None]:
                 gc.enable()
 
 
+class DeferredSkeletons(Protocol):
+    """Skeletons still encoded, and what is known of them without them
+    (`cache.CachedSkeletons`)."""
+
+    count: int
+    last: Skeleton | None
+    labels: dict[Any, Any]
+    has_assistant: bool
+    first_user: Skeleton | None
+    last_compaction: Skeleton | None
+
+    def decode(self) -> list[Skeleton] | None: ...
+
+
+#: What `EntryIndex.add_cached` leaves undecoded until first read.
+_DEFERRED: frozenset[str] = frozenset({"_order", "_by_id", "_has_assistant"})
+
+
 class EntryIndex:
     """Skeletons of every entry, in file order, with lazy full entries.
 
@@ -99,10 +117,69 @@ class EntryIndex:
         self._parent: dict[str, str | None] = {}  # effective parent (None: root)
         self._orphans: dict[str, list[str]] = {}  # missing parent id -> orphan ids
         self._ts: dict[str, float] = {}
+        # skeletons of a cache hit not decoded yet (`add_cached`), and what gives them when
+        # the cached ones do not decode
+        self._pending: DeferredSkeletons | None = None
+        self._rescan: Callable[[], list[Skeleton]] | None = None
+        self._pending_lock = threading.Lock()
 
     # -- building ---------------------------------------------------------------------------
     def __len__(self) -> int:
+        pending = self._pending
+        if pending is not None:
+            return pending.count
         return len(self._order)
+
+    def add_cached(self, cached: DeferredSkeletons, rescan: Callable[[], list[Skeleton]]) -> None:
+        """Take the skeletons of a cache hit without decoding them: the entry count, the
+        last entry, the labels and `display_skeletons` are known at once; the first use of
+        anything else decodes them (`rescan` gives them when they do not decode). Only into
+        an empty index."""
+        assert not self._order and not self._tree_ready and self._pending is None
+        self.labels.update(cached.labels)
+        self._pending = cached
+        self._rescan = rescan
+        # absent until decoded: their first read goes through `__getattr__`
+        del self._order, self._by_id, self._has_assistant
+
+    if not TYPE_CHECKING:  # (the type checker still knows every attribute's own type)
+
+        def __getattr__(self, name: str) -> Any:
+            # only ever called for an attribute that is absent: those `add_cached` defers
+            if name in _DEFERRED and self.__dict__.get("_pending") is not None:
+                self._decode_pending()
+                return self.__dict__[name]
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _decode_pending(self) -> None:
+        with self._pending_lock:
+            pending = self._pending
+            if pending is None:
+                return  # another thread decoded them meanwhile
+            with gc_paused():
+                sks = pending.decode()
+                if sks is None:
+                    assert self._rescan is not None
+                    sks = self._rescan()
+                    self.labels.clear()  # the cached labels were of other skeletons
+                by_id, has_assistant = self._bulk_maps(sks)
+            # what readers see only once whole: the file order last, then no longer pending
+            self._by_id = by_id
+            self._has_assistant = has_assistant
+            self._order = sks
+            self._pending = None
+            self._rescan = None
+
+    def display_skeletons(self) -> tuple[Skeleton | None, Skeleton | None]:
+        """The first user message and the last compaction in file order (a session's name
+        comes from them), without decoding a cache hit's skeletons."""
+        pending = self._pending
+        if pending is not None:
+            return pending.first_user, pending.last_compaction
+        sks = self._order
+        user = next((sk for sk in sks if sk.type == "message" and sk.role == "user"), None)
+        last = next((sk for sk in reversed(sks) if sk.type == "compaction"), None)
+        return user, last
 
     def add_skeletons(self, skeletons: Iterable[Skeleton]) -> None:
         """Add file-backed skeletons (already carrying offset/length and order)."""
@@ -112,10 +189,14 @@ class EntryIndex:
                 self._add(sk)
             return
         # Bulk load into an empty index: comprehensions instead of a call per entry.
+        self._by_id, self._has_assistant = self._bulk_maps(sks)
         self._order = list(sks)
+
+    def _bulk_maps(self, sks: list[Skeleton]) -> tuple[dict[str, Skeleton], bool]:
+        """The id map and whether an assistant message is among `sks` (all of an empty
+        index), with their labels applied to `labels` in file order."""
         by_id = {sk.id: sk for sk in sks if sk.id is not None}
-        self._by_id = by_id
-        self._has_assistant = any(sk.role == "assistant" and sk.type == "message" for sk in sks)
+        has_assistant = any(sk.role == "assistant" and sk.type == "message" for sk in sks)
         labels = self.labels
         for sk in [sk for sk in sks if sk.type == "label"]:
             tid = sk.target_id
@@ -125,6 +206,7 @@ class EntryIndex:
                 labels[tid] = sk.label
             else:
                 labels.pop(tid, None)
+        return by_id, has_assistant
 
     def add_held(self, entry: dict[str, Any]) -> Skeleton:
         """Add an entry held in memory (appended in this process or leniently loaded)."""
@@ -180,11 +262,17 @@ class EntryIndex:
         return self._order
 
     def last(self) -> Skeleton | None:
+        pending = self._pending
+        if pending is not None:
+            return pending.last
         return self._order[-1] if self._order else None
 
     @property
     def has_assistant(self) -> bool:
         """Whether any entry of the session is an assistant message."""
+        pending = self._pending
+        if pending is not None:
+            return pending.has_assistant
         return self._has_assistant
 
     # -- full entries -----------------------------------------------------------------------

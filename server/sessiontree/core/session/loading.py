@@ -358,7 +358,7 @@ class Loading(Writing):
             return False
         header, skeletons, usage, cached_size = hit
         self._header = header
-        self._index.add_skeletons(skeletons)
+        self._index.add_cached(skeletons, lambda: self._rescan_cached(path, cached_size))
         self._index.usage = usage
         self.load_report = LoadReport(fast_path=True, from_cache=True)
         size = st_int(st, "st_size")
@@ -371,6 +371,19 @@ class Loading(Writing):
             if self._sidecar.resave_due(cached_size, size):
                 self._save_cache_after_ingest(path)
         return True
+
+    def _rescan_cached(self, path: str, cached_size: int) -> list[Skeleton]:
+        """The skeletons of the first `cached_size` bytes, scanned from the file: what a
+        cache hit whose skeletons do not decode stands for (they are decoded on first use,
+        after the open answered)."""
+        first = bytes(self._storage.read_range(path, 0, min(cached_size, LOAD_CHUNK)))
+        nl = first.find(b"\n")
+        scan = self._scan_range(path, nl + 1, cached_size, cached_size, first) if nl >= 0 else None
+        if scan is None or scan.torn_tail:
+            raise InvalidSessionFileError(
+                path, "the file changed under its index cache; open it again to read it anew"
+            )
+        return scan.skeletons
 
     def _save_cache_after_ingest(self, path: str, now: bool = False, background: bool = False) -> bool:
         fs = self.file_state

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..index import EntryIndex, IndexCache, Skeleton, UsageTotals
+from ..index import EntryIndex, IndexCache, UsageTotals
+from ..index.cache import CachedSkeletons
 from .split_scan import in_forked_child
 
 __all__ = ["CACHE_MIN_BYTES", "CACHE_RESAVE_MIN", "Sidecar"]
@@ -22,7 +23,7 @@ CACHE_MIN_BYTES = 1 << 20
 #: A cache hit on a grown file is saved again once this many bytes (or 1/16) were appended.
 CACHE_RESAVE_MIN = 1 << 20
 
-CacheHit = tuple[dict[str, Any], list[Skeleton], UsageTotals, int]
+CacheHit = tuple[dict[str, Any], CachedSkeletons, UsageTotals, int]
 
 
 class Sidecar:
@@ -47,6 +48,13 @@ class Sidecar:
 
     def usable(self) -> bool:
         return self._real_fs and os.environ.get("SESSIONTREE_NO_INDEX_CACHE") != "1"
+
+    def companion(self, path: str, suffix: str) -> str | None:
+        """Where something kept beside the index cache of `path` lives (the view's first
+        pages: `view.opening`); None when caches are not used."""
+        if not self.usable():
+            return None
+        return IndexCache(self._cache_dir).file_for(path, suffix)
 
     def load(self, path: str, st: Any) -> CacheHit | None:
         """`(header, skeletons, usage, indexed_size)` of a valid cache of `path`, else None."""
