@@ -316,6 +316,13 @@ class SessionManager(Moves, Entries):
             return False
         return self._save_cache_after_ingest(self._session_file, now=True, background=background)
 
+    def cache_companion(self, suffix: str) -> str | None:
+        """The file kept beside this session's index cache under `suffix` (the view's first
+        pages, `view.opening`); None for a session without a file or without caches."""
+        if self._session_file is None:
+            return None
+        return self._sidecar.companion(self._session_file, suffix)
+
     def drop_writer(self) -> None:
         """Close the append writer without flushing (the file is gone or detached)."""
         self._close_writer()

@@ -64,6 +64,8 @@ class ViewCache:
         # visible rows per (version, leaf, filter mode)
         self.lazy: OrderedDict[Hashable, Any] = OrderedDict()
         self.lazy_rows: OrderedDict[Hashable, Any] = OrderedDict()
+        # the source's version when its kept first pages were read, and them (`opening`)
+        self.opening: tuple[Hashable, Any] | None = None
 
 
 _CACHES: weakref.WeakKeyDictionary[Any, ViewCache] = weakref.WeakKeyDictionary()

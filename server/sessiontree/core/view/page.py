@@ -15,6 +15,7 @@ from .display import display_text, home_dir
 from .filters import FILTER_MODES, FILTER_SUFFIXES, visible_rows, visible_rows_extended
 from .flatten import Filtered, display_indent, extend, flatten, iter_active_path, prefix_of
 from .lazy import LazyRows, lazy_flat
+from .opening import kept_page
 from .search import current_search_cache, search_rows
 from .source import TreeSource
 from .tool_calls import LazyToolCalls
@@ -222,6 +223,12 @@ def _build_view(
     limit: int | None,
     home: str | None,
 ) -> ViewPage:
+    if not scrub_text(search or "").split():
+        kept = kept_page(src, leaf, filter, offset, limit, home)
+        if kept is not None:
+            # the first pages of a session reopened unchanged, as they were kept (`opening`)
+            kept_rows, kept_total, kept_selected, kept_start = kept
+            return ViewPage([Row(*r) for r in kept_rows], kept_total, kept_selected, leaf, kept_start, filter)
     lazy = _lazy_rows(src, leaf, filter, search)
     flat: Any
     if lazy is not None:

@@ -1,6 +1,7 @@
 """Idle-time work ahead of a first search: the searchable text of every entry, the calls tool
-results show, and their displays folded in (`warm_search`, run by the daemon in slices); and
-ahead of a first filter change, the rows each filter mode hides (`warm_filters`)."""
+results show, and their displays folded in (`warm_search`, run by the daemon in slices);
+ahead of a first filter change, the rows each filter mode hides (`warm_filters`); and ahead
+of the next open, the first pages kept on disk (`save_opening_view`, `opening`)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from .cache import cache_of
 from .filters import hidden_ids
 from .flatten import flatten
 from .lazy import lazy_flat
+from .opening import keep_pages
 from .page import build_view
 from .search import current_search_cache, fill_search_text
 from .source import TreeSource
 from .tool_calls import call_index
 
-__all__ = ["WARM_FILTER_MODES", "warm_filters", "warm_search"]
+__all__ = ["WARM_FILTER_MODES", "save_opening_view", "warm_filters", "warm_search"]
 
 
 def warm_search(source: Any, budget: int = 4096) -> bool:
@@ -81,3 +83,11 @@ def warm_filters(source: Any, mode: str) -> None:
         return
     with gc_paused():
         hidden_ids(src, cache_of(src), mode)
+
+
+def save_opening_view(manager: Any) -> bool:
+    """Keep the first pages of the session's view for its next open, unchanged (`opening`):
+    the head of the view and the rows around the leaf, default filter. False when there is
+    nothing to keep (a small session, a file changed since it was read, no cache directory)
+    or they are kept already."""
+    return keep_pages(manager, lambda offset, limit: build_view(manager, offset=offset, limit=limit))

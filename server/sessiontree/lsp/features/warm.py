@@ -65,6 +65,10 @@ async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
         if save is not None:
             # encoded and written by a forked copy: the session is held for the fork only
             await registry.call_in_idle_time(session, save, True)
+            del session
+            # and the first pages of its view, for the next open of the file unchanged
+            session = await _quiet(registry, handle)
+            await registry.call_in_idle_time(session, core_view.save_opening_view, session.manager)
     except Exception as exc:  # a closed session or a changed file: the first search does it
         log.debug("warm-up of %s stopped: %s", handle, exc)
 
