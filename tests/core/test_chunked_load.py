@@ -202,3 +202,96 @@ def test_a_deferred_index_cache_written_in_the_background(chunked: tuple[Path, P
         time.sleep(0.02)
     b = SessionManager.open(str(path), **kw)
     assert b.load_report.from_cache and b.index.skeletons() == a.index.skeletons()
+
+
+def _wait_for_cache(cache: Path) -> Path:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = list(cache.glob("*.idx")) if cache.exists() else []
+        if found:
+            return found[0]
+        time.sleep(0.02)
+    raise AssertionError("no index cache written")
+
+
+def test_the_last_entrys_context_is_kept_and_answers_without_the_skeletons(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The idle-time save stores the last entry's context skeletons: a warm open's first
+    # context (an agent resuming the session) reads its entries by offset, no decode.
+    import subprocess
+    import sys
+
+    import msgspec
+
+    path = tmp_path / "s.jsonl"
+    repo = Path(__file__).resolve().parents[2]
+    subprocess.run(
+        [sys.executable, str(repo / "benchmarks" / "gen_corpus.py"), str(path), "6000"],
+        check=True,
+        capture_output=True,
+    )
+    monkeypatch.setattr(mm, "CHUNKED_LOAD_MIN", 0)
+    cache = tmp_path / "cache"
+    kw = {"read_only": True, "cache_dir": str(cache), "cache_min_bytes": 0}
+    a = SessionManager.open(str(path), defer_index_cache=True, **kw)
+    want = a.build_session_context()
+    assert any(e.get("type") == "compaction" for e in a.materialize_context_path(a.get_leaf_id()))
+    assert a.save_index_cache(background=True)
+    idx_file = _wait_for_cache(cache)
+    b = SessionManager.open(str(path), **kw)
+    assert b.load_report.from_cache
+    assert b.build_session_context() == want
+    assert b.build_session_context(a.index.skeletons()[10].id) == a.build_session_context(
+        a.index.skeletons()[10].id
+    )  # another leaf: walked over the decoded skeletons
+    # the kept skeletons are the ones read: one left out shows
+    ctx_file = idx_file.with_suffix(".ctx")
+    fields = msgspec.msgpack.decode(ctx_file.read_bytes())
+    stored = fields[-1]
+    assert stored and stored[-1][0] == a.get_leaf_id()
+    drop = max(i for i, sk in enumerate(stored[:-1]) if sk[2] == "message")  # (id, parent, type, ...)
+    fields[-1] = stored[:drop] + stored[drop + 1 :]
+    ctx_file.write_bytes(msgspec.msgpack.encode(fields))
+    c = SessionManager.open(str(path), **kw)
+    assert c.load_report.from_cache
+    assert len(c.build_session_context().messages) == len(want.messages) - 1
+    # kept for another last entry (the file grew since): not used
+    fields[-1] = stored[:-1]
+    fields[-2] = stored[-2][0]
+    ctx_file.write_bytes(msgspec.msgpack.encode(fields))
+    d = SessionManager.open(str(path), **kw)
+    assert d.build_session_context() == want
+    # an entry appended since: the kept ones are of the file before; once kept again
+    # (`keep_last_context`, the daemon does it when it closes the session), they answer
+    leaf = d.get_leaf_id()
+    with open(path, "ab") as f:
+        f.write(
+            orjson.dumps(
+                {
+                    "type": "message",
+                    "id": "late0001",
+                    "parentId": leaf,
+                    "timestamp": "2026-01-02T00:00:00.000Z",
+                    "message": {"role": "user", "content": "late", "timestamp": 1},
+                }
+            )
+            + b"\n"
+        )
+    e = SessionManager.open(str(path), **kw)
+    grown = e.build_session_context()
+    assert grown.messages[-1]["content"] == "late" and len(grown.messages) == len(want.messages) + 1
+    assert e.keep_last_context()
+    f2 = SessionManager.open(str(path), **kw)
+    assert f2.index.deferred_context("late0001") is not None
+    assert f2.build_session_context() == grown
+    # entries this process wrote are held in memory: kept as the file holds them
+    g = SessionManager.open(str(path), cache_dir=str(cache), cache_min_bytes=0)
+    g.append_label_change(g.index.skeletons()[-5].id, "mine")
+    mine = g.append_message({"role": "user", "content": "written here", "timestamp": 2})
+    g.flush()
+    assert g.keep_last_context()
+    own = g.build_session_context()
+    h = SessionManager.open(str(path), **kw)
+    assert h.index.deferred_context(mine) is not None
+    assert h.build_session_context() == own and own.messages[-1]["content"] == "written here"

@@ -580,5 +580,18 @@ def test_a_warm_index_that_grew_decodes_then_appends(tmp_path: Path) -> None:
         f.write(orjson.dumps(entry) + b"\n")
     assert warm.ingest_appended_bytes() == ["lbl2"]
     fresh = SessionManager.open(str(p), read_only=True, **kw(tmp_path, cache_dir=str(tmp_path / "c2")))
-    assert snapshot(warm) == snapshot(fresh)
-    assert warm.index.labels["id00001"] == "second"
+    # known before the decode, with the appended entry
+    assert len(warm.index) == len(fresh.index) == 302
+    assert warm.index.labels == fresh.index.labels and warm.index.labels["id00001"] == "second"
+    assert warm.index.last() == fresh.index.last() and warm.get_leaf_id() == "lbl2"
+    assert display_name_of_manager(warm) == display_name_of_manager(fresh)
+    held = warm.append_message({"role": "user", "content": "mine", "timestamp": 10})
+    fresh.append_message({"role": "user", "content": "mine", "timestamp": 10})
+    assert warm.index.last() is not None and warm.index.last().id == held  # type: ignore[union-attr]
+    assert len(warm.index) == 303
+    # then decoded: the cached skeletons, the appended one and the held one, in order
+    got = snapshot(warm)
+    want = snapshot(fresh)
+    assert got["order"][:-1] == want["order"][:-1] and len(got["order"]) == 303
+    got["entries"][-1].pop("id"), want["entries"][-1].pop("id")
+    assert got["entries"] == want["entries"]

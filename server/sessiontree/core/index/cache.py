@@ -62,7 +62,15 @@ class CachedSkeletons:
     order: the index then rescans the file, `EntryIndex.add_cached`).
     """
 
-    __slots__ = ("_raw", "count", "first_user", "has_assistant", "labels", "last", "last_compaction")
+    __slots__ = (
+        "_raw",
+        "count",
+        "first_user",
+        "has_assistant",
+        "labels",
+        "last",
+        "last_compaction",
+    )
 
     def __init__(self, c: _CacheFile) -> None:
         self._raw: msgspec.Raw | None = c.skeletons
@@ -120,6 +128,22 @@ def tail_hash(path: str, size: int, identity: tuple[int, int]) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+class _ContextFile(msgspec.Struct, array_like=True):
+    format: int
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    tail_hash: str
+    count: int
+    last_id: str
+    skeletons: list[Skeleton]
+
+
+_CONTEXT_DECODER = msgspec.msgpack.Decoder(_ContextFile)
+CONTEXT_SUFFIX = ".ctx"
+
+
 class IndexCache:
     """Skeleton arrays of big session files, kept outside the sessions directories.
 
@@ -167,6 +191,38 @@ class IndexCache:
             return None
         return header, CachedSkeletons(c), c.usage, c.size
 
+    def save_context(
+        self, path: str, ident: tuple[int, int, int, int], count: int, last_id: str, sks: list[Skeleton]
+    ) -> None:
+        """Keep the context skeletons of the last entry (`last_id`, the `count`th) of the file
+        whose `(device, inode, size, mtime_ns)` is `ident` beside its cache (`.ctx`)."""
+        if not sks or any(sk.offset < 0 for sk in sks):
+            return  # only entries a later process reads from the file
+        device, inode, size, mtime_ns = ident
+        digest = tail_hash(path, size, (device, inode))
+        if not digest:
+            return
+        c = _ContextFile(CACHE_FORMAT, device, inode, size, mtime_ns, digest, count, last_id, sks)
+        self._replace(self.file_for(path, CONTEXT_SUFFIX), _CACHE_ENCODER.encode(c))
+
+    def load_context(
+        self, path: str, ident: tuple[int, int, int, int], count: int, last_id: str
+    ) -> list[Skeleton] | None:
+        """The kept context skeletons of the last entry, when they are of this file as it is
+        (`ident`), with `count` entries and `last_id` last; else None."""
+        try:
+            with open(self.file_for(path, CONTEXT_SUFFIX), "rb") as f:
+                c = _CONTEXT_DECODER.decode(f.read())
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        if c.format != CACHE_FORMAT or (c.device, c.inode, c.size, c.mtime_ns) != ident:
+            return None
+        if (c.count, c.last_id) != (count, last_id) or not c.skeletons or c.skeletons[-1].id != last_id:
+            return None
+        if tail_hash(path, c.size, (c.device, c.inode)) != c.tail_hash:
+            return None
+        return c.skeletons
+
     def save(self, path: str, st: Any, data: bytes, header: dict[str, Any], index: EntryIndex) -> None:
         """Write the cache for a file whose bytes (`data`) were just indexed."""
         size = len(data)
@@ -179,7 +235,13 @@ class IndexCache:
         self._write(path, st, size, tail_hash(path, size, (st.st_dev, st.st_ino)), header, index)
 
     def _write(
-        self, path: str, st: Any, size: int, tail: str, header: dict[str, Any], index: EntryIndex
+        self,
+        path: str,
+        st: Any,
+        size: int,
+        tail: str,
+        header: dict[str, Any],
+        index: EntryIndex,
     ) -> None:
         sks = index.skeletons()
         if any(sk.offset < 0 for sk in sks):
@@ -204,9 +266,11 @@ class IndexCache:
             last_compaction,
             msgspec.Raw(_CACHE_ENCODER.encode(sks)),
         )
+        self._replace(self.file_for(path), _CACHE_ENCODER.encode(c))
+
+    def _replace(self, target: str, blob: bytes) -> None:
         os.makedirs(self.dir, exist_ok=True)
-        target = self.file_for(path)
         tmp = f"{target}.{os.getpid()}.tmp"
         with open(tmp, "wb") as f:
-            f.write(_CACHE_ENCODER.encode(c))
+            f.write(blob)
         os.replace(tmp, target)

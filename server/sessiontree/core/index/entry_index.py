@@ -122,19 +122,25 @@ class EntryIndex:
         self._pending: DeferredSkeletons | None = None
         self._rescan: Callable[[], list[Skeleton]] | None = None
         self._pending_lock = threading.Lock()
+        # entries added meanwhile (appended to the file, or in this process), in order
+        self._extra: list[Skeleton] = []
+        self._extra_assistant = False
+        # (entry count, last id, its context skeletons) kept beside the cache (`know_context`)
+        self._known_context: tuple[int, str, list[Skeleton]] | None = None
 
     # -- building ---------------------------------------------------------------------------
     def __len__(self) -> int:
         pending = self._pending
         if pending is not None:
-            return pending.count
+            return pending.count + len(self._extra)
         return len(self._order)
 
     def add_cached(self, cached: DeferredSkeletons, rescan: Callable[[], list[Skeleton]]) -> None:
         """Take the skeletons of a cache hit without decoding them: the entry count, the
-        last entry, the labels and `display_skeletons` are known at once; the first use of
-        anything else decodes them (`rescan` gives them when they do not decode). Only into
-        an empty index."""
+        last entry, the labels and `display_skeletons` are known at once, and stay known as
+        entries are added (they wait in order for the decode); the first use of anything
+        else decodes them (`rescan` gives them when they do not decode). Only into an empty
+        index."""
         assert not self._order and not self._tree_ready and self._pending is None
         self.labels.update(cached.labels)
         self._pending = cached
@@ -158,24 +164,62 @@ class EntryIndex:
                 return  # another thread decoded them meanwhile
             with gc_paused():
                 sks = pending.decode()
+                relabel = sks is None
                 if sks is None:
                     assert self._rescan is not None
                     sks = self._rescan()
-                    self.labels.clear()  # the cached labels were of other skeletons
-                by_id, has_assistant = self._bulk_maps(sks)
+                # the entries added meanwhile follow (as `_add` would have added them: the
+                # tree is not built before the decode); the labels hold theirs already
+                sks.extend(self._extra)
+                labels: dict[str, str] | None = {} if relabel else None
+                by_id, has_assistant = self._bulk_maps(sks, labels)
+            if labels is not None:  # the cached labels were of other skeletons
+                self.labels.clear()
+                self.labels.update(labels)
             # what readers see only once whole: the file order last, then no longer pending
             self._by_id = by_id
             self._has_assistant = has_assistant
             self._order = sks
             self._pending = None
             self._rescan = None
+            self._extra = []
+            self._known_context = None
+
+    def _add_pending(self, sk: Skeleton) -> None:
+        """`_add` before the decode: what is known without the skeletons follows it."""
+        with self._pending_lock:
+            if self._pending is None:  # decoded meanwhile
+                self._add(sk)
+                return
+            self._extra.append(sk)
+            if sk.type == "message" and sk.role == "assistant":
+                self._extra_assistant = True
+            self._apply_label(sk, self.labels)
+
+    def know_context(self, leaf_id: str, skeletons: list[Skeleton]) -> None:
+        """The context skeletons of the last entry `leaf_id` (`session.context_walk`), kept
+        from an earlier process, for `deferred_context` while the skeletons are not decoded."""
+        self._known_context = (len(self), leaf_id, skeletons)
+
+    def deferred_context(self, leaf_id: str | None) -> list[Skeleton] | None:
+        """The context skeletons of `leaf_id` when `know_context` gave them for the index as
+        it is and its skeletons are not decoded yet, else None (the path is walked)."""
+        known = self._known_context
+        if known is None or self._pending is None or known[0] != len(self) or known[1] != leaf_id:
+            return None
+        return known[2]
 
     def display_skeletons(self) -> tuple[Skeleton | None, Skeleton | None]:
         """The first user message and the last compaction in file order (a session's name
         comes from them), without decoding a cache hit's skeletons."""
         pending = self._pending
         if pending is not None:
-            return pending.first_user, pending.last_compaction
+            extra = self._extra
+            user = pending.first_user or next(
+                (sk for sk in extra if sk.type == "message" and sk.role == "user"), None
+            )
+            last = next((sk for sk in reversed(extra) if sk.type == "compaction"), pending.last_compaction)
+            return user, last
         sks = self._order
         user = next((sk for sk in sks if sk.type == "message" and sk.role == "user"), None)
         last = next((sk for sk in reversed(sks) if sk.type == "compaction"), None)
@@ -184,6 +228,10 @@ class EntryIndex:
     def add_skeletons(self, skeletons: Iterable[Skeleton]) -> None:
         """Add file-backed skeletons (already carrying offset/length and order)."""
         sks = skeletons if isinstance(skeletons, list) else list(skeletons)
+        if self._pending is not None:
+            for sk in sks:
+                self._add_pending(sk)
+            return
         if self._order or self._tree_ready:
             for sk in sks:
                 self._add(sk)
@@ -192,40 +240,49 @@ class EntryIndex:
         self._by_id, self._has_assistant = self._bulk_maps(sks)
         self._order = list(sks)
 
-    def _bulk_maps(self, sks: list[Skeleton]) -> tuple[dict[str, Skeleton], bool]:
-        """The id map and whether an assistant message is among `sks` (all of an empty
-        index), with their labels applied to `labels` in file order."""
+    def _bulk_maps(
+        self, sks: list[Skeleton], labels: dict[str, str] | None = None
+    ) -> tuple[dict[str, Skeleton], bool]:
+        """The id map (the last of an id wins) and whether an assistant message is among
+        `sks` (all of an empty index), with their labels applied in file order to `labels`
+        (None: the index's own; `add_cached`'s already hold them)."""
         by_id = {sk.id: sk for sk in sks if sk.id is not None}
         has_assistant = any(sk.role == "assistant" and sk.type == "message" for sk in sks)
-        labels = self.labels
+        if labels is None and self._pending is not None:
+            return by_id, has_assistant
+        target = self.labels if labels is None else labels
         for sk in [sk for sk in sks if sk.type == "label"]:
-            tid = sk.target_id
-            if tid is None:
-                continue
-            if sk.label:
-                labels[tid] = sk.label
-            else:
-                labels.pop(tid, None)
+            self._apply_label(sk, target)
         return by_id, has_assistant
+
+    @staticmethod
+    def _apply_label(sk: Skeleton, labels: dict[str, str]) -> None:
+        if sk.type != "label":
+            return
+        tid = sk.target_id
+        if tid is None:
+            return
+        if sk.label:
+            labels[tid] = sk.label
+        else:
+            labels.pop(tid, None)
 
     def add_held(self, entry: dict[str, Any]) -> Skeleton:
         """Add an entry held in memory (appended in this process or leniently loaded)."""
-        sk = skeleton_from_dict(entry, len(self._order))
+        sk = skeleton_from_dict(entry, len(self))
         self._held[sk.order] = entry
         self.usage.add_entry(entry)
-        self._add(sk)
+        if self._pending is not None:
+            self._add_pending(sk)
+        else:
+            self._add(sk)
         return sk
 
     def _add(self, sk: Skeleton) -> None:
         self._order.append(sk)
         if sk.type == "message" and sk.role == "assistant":
             self._has_assistant = True
-        if sk.type == "label" and sk.target_id is not None:
-            tid = sk.target_id
-            if sk.label:
-                self.labels[tid] = sk.label
-            else:
-                self.labels.pop(tid, None)
+        self._apply_label(sk, self.labels)
         eid = sk.id
         if eid is None:
             return
@@ -261,10 +318,18 @@ class EntryIndex:
         """Skeletons in file order (the live list; do not mutate)."""
         return self._order
 
+    def skeletons_since(self, count: int) -> list[Skeleton]:
+        """Skeletons after the first `count` in file order (those added since, without
+        decoding a cache hit's when they all came after it)."""
+        pending = self._pending
+        if pending is not None and count >= pending.count:
+            return self._extra[count - pending.count :]
+        return self._order[count:]
+
     def last(self) -> Skeleton | None:
         pending = self._pending
         if pending is not None:
-            return pending.last
+            return self._extra[-1] if self._extra else pending.last
         return self._order[-1] if self._order else None
 
     @property
@@ -272,7 +337,7 @@ class EntryIndex:
         """Whether any entry of the session is an assistant message."""
         pending = self._pending
         if pending is not None:
-            return pending.has_assistant
+            return pending.has_assistant or self._extra_assistant
         return self._has_assistant
 
     # -- full entries -----------------------------------------------------------------------

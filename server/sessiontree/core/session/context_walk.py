@@ -14,7 +14,7 @@ from typing import Any
 from ..index import STATE_ENTRY_TYPES, EntryIndex, Skeleton
 from ..tree.context import provider_payload
 
-__all__ = ["injected_ttsr_rules", "last_model_change_role", "materialize_context_path"]
+__all__ = ["context_skeletons", "injected_ttsr_rules", "last_model_change_role", "materialize_context_path"]
 
 _KNOWN_NON_STATE = frozenset(
     {
@@ -50,8 +50,16 @@ def materialize_context_path(idx: EntryIndex, leaf_id: str) -> list[dict[str, An
     With a compaction on the path, entries before its kept range are left out except
     state changes, unknown types and the last assistant message (they still set
     thinking level, models, mode, ...). Leaving out the others does not change the
-    context, and on a long session it saves parsing thousands of entries.
+    context, and on a long session it saves parsing thousands of entries. The last entry's
+    are known to an index cache hit without decoding its skeletons (`deferred_context`).
     """
+    known = idx.deferred_context(leaf_id)
+    return idx.entries_of(known if known is not None else context_skeletons(idx, leaf_id))
+
+
+def context_skeletons(idx: EntryIndex, leaf_id: str) -> list[Skeleton]:
+    """The skeletons of `materialize_context_path`'s entries (one entry is read: the last
+    compaction on the path, for its kept range)."""
     by_id = idx.ids()
     limit = len(idx) + 1
     # Walk up from the leaf to the last compaction on the path (a tight loop: the path
@@ -69,10 +77,10 @@ def materialize_context_path(idx: EntryIndex, leaf_id: str) -> list[dict[str, An
         cur = by_id.get(pid) if pid is not None else None
         steps += 1
         if steps > limit:
-            return _materialize_context_path_slow(idx, leaf_id)
+            return _context_skeletons_slow(idx, leaf_id)
     if comp is None:
         below.reverse()
-        return idx.entries_of(below)
+        return below
     centry = idx.entry_of(comp)
     first_kept = centry.get("firstKeptEntryId")
     if first_kept is not None and not provider_payload(centry) is not None:
@@ -92,7 +100,7 @@ def materialize_context_path(idx: EntryIndex, leaf_id: str) -> list[dict[str, An
                 break
             cur = by_id.get(pid) if pid is not None else None
             if steps > limit:
-                return _materialize_context_path_slow(idx, leaf_id)
+                return _context_skeletons_slow(idx, leaf_id)
         else:
             # The first kept entry is not on the path: nothing is kept.
             wanted, assistant_taken = _select_before_kept(kept, wanted, False)
@@ -108,14 +116,14 @@ def materialize_context_path(idx: EntryIndex, leaf_id: str) -> list[dict[str, An
             cur = by_id.get(pid) if pid is not None else None
             steps += 1
             if steps > limit:
-                return _materialize_context_path_slow(idx, leaf_id)
+                return _context_skeletons_slow(idx, leaf_id)
         wanted.reverse()
         kept.reverse()
         wanted.extend(kept)
         wanted.append(comp)
         below.reverse()
         wanted.extend(below)
-        return idx.entries_of(wanted)
+        return wanted
     above: list[Skeleton] = []
     pid = comp.parent_id
     cur = by_id.get(pid) if pid is not None else None
@@ -125,10 +133,10 @@ def materialize_context_path(idx: EntryIndex, leaf_id: str) -> list[dict[str, An
         cur = by_id.get(pid) if pid is not None else None
         steps += 1
         if steps > limit:
-            return _materialize_context_path_slow(idx, leaf_id)
+            return _context_skeletons_slow(idx, leaf_id)
     above.reverse()  # root first, up to (not including) the compaction
     below.reverse()
-    return idx.entries_of(_context_selection(idx, above, comp, below))
+    return _context_selection(idx, above, comp, below)
 
 
 def _context_selection(
@@ -159,7 +167,7 @@ def _context_selection(
     return wanted
 
 
-def _materialize_context_path_slow(idx: EntryIndex, leaf_id: str) -> list[dict[str, Any]]:
+def _context_skeletons_slow(idx: EntryIndex, leaf_id: str) -> list[Skeleton]:
     # A parent loop: the tree decides where it closes (DIVERGENCE 3).
     sks = [sk for sk in (idx.skeleton(i) for i in idx.path_to_root(leaf_id)) if sk is not None]
     comp = -1
@@ -168,8 +176,8 @@ def _materialize_context_path_slow(idx: EntryIndex, leaf_id: str) -> list[dict[s
             comp = i
             break
     if comp < 0:
-        return idx.entries_of(sks)
-    return idx.entries_of(_context_selection(idx, sks[:comp], sks[comp], sks[comp + 1 :]))
+        return sks
+    return _context_selection(idx, sks[:comp], sks[comp], sks[comp + 1 :])
 
 
 def injected_ttsr_rules(idx: EntryIndex, leaf_id: str | None) -> list[str]:

@@ -27,6 +27,7 @@ from ..index import Skeleton, UsageTotals, scan_clean
 from ..index.scan import CleanScan
 from ..sources.sniff import not_a_session_reason
 from .base import st_int, stat_of
+from .context_walk import context_skeletons
 from .records import LoadReport
 from .split_scan import FORK_AVAILABLE, abandon_scan, collect_scan, fork_scan, join_scans, parallel_scan_min
 from .writing import Writing
@@ -41,6 +42,10 @@ LOAD_CHUNK = 16 << 20
 def is_current_version(v: Any) -> bool:
     """Whether a header's version needs no migration (the fast path's condition)."""
     return not isinstance(v, bool) and isinstance(v, int | float) and v >= CURRENT_SESSION_VERSION
+
+
+#: The most bytes `keep_last_context` reads back to find the lines this process wrote.
+_READ_BACK_MAX = 64 << 20
 
 
 class Loading(Writing):
@@ -370,7 +375,70 @@ class Loading(Writing):
             self._ingest_bytes(tail, cached_size)
             if self._sidecar.resave_due(cached_size, size):
                 self._save_cache_after_ingest(path)
+        fs = self.file_state
+        if fs is not None and fs.end == size:
+            known = self._sidecar.load_context(path, st, self._index)
+            last = self._index.last()
+            if known is not None and last is not None:
+                self._index.know_context(last.id, known)
         return True
+
+    def _last_context(self) -> list[Skeleton]:
+        last = self._index.last()
+        return context_skeletons(self._index, last.id) if last is not None else []
+
+    def keep_last_context(self) -> bool:
+        """Keep the last entry's context skeletons beside the index cache for the file as it
+        is (an agent resuming the session gets its context before the skeletons decode);
+        False when the file is not exactly what was read."""
+        fs = self.file_state
+        path = self._session_file
+        if fs is None or path is None or fs.end != fs.size or len(self._index) == 0:
+            return False
+        st = stat_of(self._storage, path)
+        if st is None or (st_int(st, "st_size"), st_int(st, "st_mtime_ns")) != (fs.size, fs.mtime_ns):
+            return False
+        sks = self._file_backed(path, self._last_context())
+        if sks is None:
+            return False
+        self._sidecar.save_context(path, st, self._index, lambda: sks)
+        return True
+
+    def _file_backed(self, path: str, sks: list[Skeleton]) -> list[Skeleton] | None:
+        """`sks` with the entries this process wrote (held in memory) as the file holds
+        them: their lines read back from where the last file-backed entry before them
+        ends (a later process reads them from the file); None when they are not there."""
+        held = [sk for sk in sks if sk.offset < 0]
+        if not held:
+            return sks
+        first = min(sk.order for sk in held)
+        before = self._index.skeletons()[:first]
+        prev = next((sk for sk in reversed(before) if sk.offset >= 0), None)
+        if prev is None:
+            return None
+        fs = self.file_state
+        assert fs is not None
+        start = prev.offset + prev.length
+        if fs.end - start > _READ_BACK_MAX:
+            return None
+        data = bytes(self._storage.read_range(path, start, fs.end - start))
+        nl = data.find(b"\n")
+        if nl < 0:
+            return None
+        scan = scan_clean(data, nl + 1, prev.order + 1, allow_torn_tail=False)
+        if scan is None:
+            return None
+        back = {sk.order: sk for sk in scan.skeletons}
+        out: list[Skeleton] = []
+        for sk in sks:
+            if sk.offset < 0:
+                got = back.get(sk.order)
+                if got is None or got.id != sk.id or got.type != sk.type:
+                    return None
+                got.offset += start
+                sk = got
+            out.append(sk)
+        return out
 
     def _rescan_cached(self, path: str, cached_size: int) -> list[Skeleton]:
         """The skeletons of the first `cached_size` bytes, scanned from the file: what a
@@ -392,7 +460,16 @@ class Loading(Writing):
         st = stat_of(self._storage, path)
         if st is None or st_int(st, "st_size") != fs.end:
             return False
-        self._sidecar.save_skeletons(path, st, self._header, self._index, now=now, background=background)
+        # the last entry's context is kept when there is time for it (a forked writer)
+        self._sidecar.save_skeletons(
+            path,
+            st,
+            self._header,
+            self._index,
+            now=now,
+            background=background,
+            context=self._last_context if background else None,
+        )
         return True
 
     # -- lines appended since the last read
@@ -420,7 +497,7 @@ class Loading(Writing):
         before = len(self._index)
         self._ingest_bytes(data[:cut], start)  # moves `fs.end` on (the same object)
         self._set_file_state(st, start + cut)
-        new = self._index.skeletons()[before:]
+        new = self._index.skeletons_since(before)
         if new:
             self._leaf_id = new[-1].id
         return [sk.id for sk in new]

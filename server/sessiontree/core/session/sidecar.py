@@ -10,9 +10,10 @@ is skipped.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
-from ..index import EntryIndex, IndexCache, UsageTotals
+from ..index import EntryIndex, IndexCache, Skeleton, UsageTotals
 from ..index.cache import CachedSkeletons
 from .split_scan import in_forked_child
 
@@ -82,10 +83,13 @@ class Sidecar:
         index: EntryIndex,
         now: bool = False,
         background: bool = False,
+        context: Callable[[], list[Skeleton]] | None = None,
     ) -> None:
         """Cache the index as it is (the file is read only for the hash of its tail); noted
         as due instead when saves are deferred, unless `now`. With `background`, a forked
-        copy of the process encodes and writes it (`split_scan.in_forked_child`)."""
+        copy of the process encodes and writes it (`split_scan.in_forked_child`).
+        `context` gives the last entry's context skeletons, kept beside them
+        (`save_context`)."""
         if not self.usable():
             return
         if self.defer and not now:
@@ -97,10 +101,39 @@ class Sidecar:
             try:
                 cache.save_skeletons(path, st, header, index)
             except Exception:
-                pass  # failing to write a cache changes nothing
+                return  # failing to write a cache changes nothing
+            if context is not None:
+                self.save_context(path, st, index, context)
 
         if not (background and in_forked_child(write)):
             write()
+
+    def save_context(
+        self, path: str, st: Any, index: EntryIndex, context: Callable[[], list[Skeleton]]
+    ) -> None:
+        """Keep the last entry's context skeletons (`context()`) for the file as `st` says it
+        is, so an open answers the context before it decodes the skeletons."""
+        if not self.usable():
+            return
+        last = index.last()
+        if last is None or type(last.id) is not str:
+            return
+        try:
+            ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            IndexCache(self._cache_dir).save_context(path, ident, len(index), last.id, context())
+        except Exception:
+            pass  # the next open walks the path instead
+
+    def load_context(self, path: str, st: Any, index: EntryIndex) -> list[Skeleton] | None:
+        """The last entry's context skeletons kept for the file as `st` says it is, else None."""
+        last = index.last()
+        if not self.usable() or last is None or type(last.id) is not str:
+            return None
+        try:
+            ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            return IndexCache(self._cache_dir).load_context(path, ident, len(index), last.id)
+        except Exception:
+            return None
 
     @staticmethod
     def resave_due(cached_size: int, size: int) -> bool:

@@ -19,7 +19,7 @@ from .page import Row, ViewPage, build_view, window_start
 from .search import searchable_text
 from .source import TreeSource
 from .summaries import EntrySummary, entry_summaries_bulk, entry_summary
-from .warmup import WARM_FILTER_MODES, save_opening_view, warm_filters, warm_search
+from .warmup import WARM_FILTER_MODES, opening_view_due, save_opening_view, warm_filters, warm_search
 
 __all__ = [
     "FILTER_MODES",
@@ -41,6 +41,7 @@ __all__ = [
     "format_tool_call",
     "next_filter",
     "normalize",
+    "opening_view_due",
     "save_opening_view",
     "searchable_text",
     "warm_filters",

@@ -92,7 +92,7 @@ class ManagerTreeSource:
 
     def appended_since(self, count: int) -> list[str]:
         """Ids of the entries after the first ``count`` (file order)."""
-        return [sk.id for sk in self.manager.index.skeletons()[count:]]
+        return [sk.id for sk in self.manager.index.skeletons_since(count)]
 
     def bulk_index(self) -> EntryIndex:
         return self.manager.index  # type: ignore[no-any-return]

@@ -33,7 +33,7 @@ from .cache import cache_of
 from .display import home_dir
 from .source import TreeSource
 
-__all__ = ["OPENING_MIN_ENTRIES", "KeptPage", "keep_pages", "kept_page"]
+__all__ = ["OPENING_MIN_ENTRIES", "KeptPage", "keep_due", "keep_pages", "kept_page"]
 
 OPENING_FORMAT: Final = 1
 #: Sessions with fewer entries build their first pages quickly: nothing is kept for them.
@@ -180,31 +180,41 @@ def _tuple(r: Any) -> _RowTuple:
     )
 
 
+def keep_due(manager: Any) -> bool:
+    """Whether `keep_pages` would write: a big session read to its end, whose kept pages
+    are missing or of another state (reads the kept file's few fields, builds nothing)."""
+    target = _kept_file(manager)
+    ident = _identity(manager) if target is not None else None
+    if target is None or ident is None or len(manager.index) < OPENING_MIN_ENTRIES:
+        return False
+    try:
+        with open(target, "rb") as f:
+            old = _DECODER.decode(f.read())
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return True
+    return not (
+        old.format == OPENING_FORMAT
+        and old.code == _code_stamp()
+        and (old.device, old.inode, old.size, old.mtime_ns) == ident
+        and (old.entries, old.labels, old.leaf, old.home)
+        == (len(manager.index), len(manager.index.labels), manager.get_leaf_id(), home_dir())
+    )
+
+
 def keep_pages(manager: Any, build: Callable[[int, int], Any]) -> bool:
     """Keep the first pages of the session's view (its leaf, default filter, `build(offset,
     limit)` makes a page: `page.build_view`) for its next open; False when there is nothing
     to keep (a small session, a file changed since it was read, no cache directory) or it is
     kept already."""
+    if not keep_due(manager):
+        return False
     target = _kept_file(manager)
-    ident = _identity(manager) if target is not None else None
-    path = manager.get_session_file() if ident is not None else None
-    if path is None or target is None or ident is None or len(manager.index) < OPENING_MIN_ENTRIES:
+    ident = _identity(manager)
+    path = manager.get_session_file()
+    if target is None or ident is None or path is None:
         return False
     home = home_dir()
     leaf = manager.get_leaf_id()
-    try:
-        with open(target, "rb") as f:
-            old = _DECODER.decode(f.read())
-        if (
-            old.format == OPENING_FORMAT
-            and old.code == _code_stamp()
-            and (old.device, old.inode, old.size, old.mtime_ns) == ident
-            and (old.entries, old.labels, old.leaf, old.home)
-            == (len(manager.index), len(manager.index.labels), leaf, home)
-        ):
-            return False
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        pass
     try:
         st = os.stat(path)
         if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != ident:

@@ -13,13 +13,13 @@ from .cache import cache_of
 from .filters import hidden_ids
 from .flatten import flatten
 from .lazy import lazy_flat
-from .opening import keep_pages
+from .opening import keep_due, keep_pages
 from .page import build_view
 from .search import current_search_cache, fill_search_text
 from .source import TreeSource
 from .tool_calls import call_index
 
-__all__ = ["WARM_FILTER_MODES", "save_opening_view", "warm_filters", "warm_search"]
+__all__ = ["WARM_FILTER_MODES", "opening_view_due", "save_opening_view", "warm_filters", "warm_search"]
 
 
 def warm_search(source: Any, budget: int = 4096) -> bool:
@@ -91,3 +91,8 @@ def save_opening_view(manager: Any) -> bool:
     nothing to keep (a small session, a file changed since it was read, no cache directory)
     or they are kept already."""
     return keep_pages(manager, lambda offset, limit: build_view(manager, offset=offset, limit=limit))
+
+
+def opening_view_due(manager: Any) -> bool:
+    """Whether `save_opening_view` would write (cheap: nothing is built)."""
+    return keep_due(manager)
