@@ -1,5 +1,6 @@
 """The daemon keeps the first pages of a big session it showed (core/view/opening.py) and
-a new daemon's open of the unchanged file shows them: over stdio, a real cache directory."""
+a new daemon's open of the unchanged file shows them; after the agent appended, the close
+keeps them (and the last entry's context) again: over stdio, a real cache directory."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import orjson
 import pytest
 from sessiontree.client import Client
 
@@ -20,14 +22,14 @@ PAGE = 500
 pytestmark = pytest.mark.timeout(120)
 
 
-def _daemon(tmp_path: Path, agent: Path) -> Client:
+def _daemon(tmp_path: Path, agent: Path, watch: bool = False) -> Client:
     env = {
         "PI_CODING_AGENT_DIR": str(agent),
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
         "PYTHONPATH": os.pathsep.join([str(REPO / "server"), str(REPO / "protocol")]),
     }
     return Client.spawn(
-        init_options={"agentDir": str(agent), "stateDir": str(tmp_path / "state"), "watch": False}, env=env
+        init_options={"agentDir": str(agent), "stateDir": str(tmp_path / "state"), "watch": watch}, env=env
     )
 
 
@@ -67,15 +69,43 @@ def test_a_new_daemon_shows_the_kept_first_pages_until_the_session_changes(tmp_p
         for row in window[1]:
             row[9] = "KEPT " + row[9]
     kept[0].write_bytes(msgspec.msgpack.encode(fields))
-    with _daemon(tmp_path, agent) as c:
+    with _daemon(tmp_path, agent, watch=True) as c:
         handle = c.request("session/open", {"path": str(path)})["session"]
         shown = _pages(c, handle)
         assert all(r["text"].startswith("KEPT ") for p in shown for r in p["rows"])
         assert [[r["id"] for r in p["rows"]] for p in shown] == [[r["id"] for r in p["rows"]] for p in first]
-        # the first change (a label) ends their use: the rows are built, the label shows
-        target = first[1]["rows"][-3]["id"]
-        c.request("session/setLabel", {"session": handle, "targetId": target, "label": "mine"})
+        # the agent appends: the kept rows are of the file before, the rows are built
+        leaf = c.request("session/view", {"session": handle, "limit": 0})["leafId"]
+        seen = len(c.notifications)
+        line = {
+            "type": "message",
+            "id": "agent001",
+            "parentId": leaf,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": "user", "content": "one more from the agent"},
+        }
+        with open(path, "ab") as f:
+            f.write(orjson.dumps(line) + b"\n")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not any(
+            m == "session/didChange" for m, _ in c.notifications[seen:]
+        ):
+            time.sleep(0.02)
         after = _pages(c, handle)
         rows = [r for p in after for r in p["rows"]]
         assert not any(r["text"].startswith("KEPT ") for r in rows)
-        assert next(r for r in rows if r["id"] == target)["label"] == "mine"
+        assert any(r["id"] == "agent001" for r in rows)
+        context = c.request("session/context", {"session": handle, "offset": -50})
+        assert context["messages"][-1]["content"] == "one more from the agent"
+        # closed: a forked copy keeps the first pages and the context as they are now
+        before = kept[0].stat().st_mtime_ns
+        c.request("session/close", {"session": handle})
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and kept[0].stat().st_mtime_ns == before:
+            time.sleep(0.05)
+        assert kept[0].stat().st_mtime_ns != before, "the closed session's first pages were not kept"
+    assert list((tmp_path / "cache").rglob("*.ctx"))
+    with _daemon(tmp_path, agent) as c:
+        handle = c.request("session/open", {"path": str(path)})["session"]
+        assert c.request("session/context", {"session": handle, "offset": -50}) == context
+        assert _pages(c, handle) == after

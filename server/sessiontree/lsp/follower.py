@@ -97,6 +97,8 @@ class LiveFollower:
 
     def _on_event(self, ev: RegistryEvent) -> None:
         session = ev.session
+        if ev.kind == "closing":
+            return  # "closed" follows
         if ev.kind == "closed":
             self._unfollow(session)
             return

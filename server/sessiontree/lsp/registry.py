@@ -13,7 +13,8 @@
   have their own workers (`session_pool`); session-less work (`run`: loading a file,
   listing, doctor) uses `pool`, so many big opens cannot starve open sessions either.
 - Events: `Registry.subscribe(listener)`; listeners get `RegistryEvent`s ("opened",
-  "closed", and after each notification of `sessiontree.lsp.notify`: "changed",
+  "closing" (from the thread that holds the session's lock, before its manager is
+  closed), "closed", and after each notification of `sessiontree.lsp.notify`: "changed",
   "navigated", "labelled", "reloaded"). The live follower (`sessiontree.lsp.follower`)
   subscribes to start and stop following files and to look at a file after a local write.
 """
@@ -69,7 +70,8 @@ class OpenSession:
 
 @attrs.frozen
 class RegistryEvent:
-    """Something happened to an open session (`kind`: opened, closed, changed, navigated, labelled, reloaded)."""
+    """Something happened to an open session (`kind`: opened, closing, closed, changed,
+    navigated, labelled, reloaded)."""
 
     kind: str
     session: OpenSession

@@ -131,6 +131,7 @@ class SessionTreeServer(LanguageServer):
             # a worker may still hold the lock for a long call; it is not waited for long
             if session.lock.acquire(timeout=2):
                 try:
+                    self.registry.emit("closing", session)
                     session.manager.close_quietly()
                 except Exception:
                     log.exception("closing %s failed", session.handle)

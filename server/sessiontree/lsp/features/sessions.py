@@ -277,8 +277,13 @@ async def fork(ls: SessionTreeServer, p: t.SessionParams) -> t.ForkResult:
 async def close_session(ls: SessionTreeServer, p: t.SessionParams) -> None:
     session = ls.registry.get(p.session)
     ls.registry.release_path(session)
+
+    def close() -> None:
+        ls.registry.emit("closing", session)
+        session.manager.close()
+
     try:
-        await ls.registry.call(session, session.manager.close)
+        await ls.registry.call(session, close)
     finally:
         ls.registry.remove(session)
     return None

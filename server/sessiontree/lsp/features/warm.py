@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 import time
-from typing import Final
+from typing import Any, Final
 
 from sessiontree.core import view as core_view
+from sessiontree.core.session.split_scan import in_forked_child
 from sessiontree.lsp.registry import OpenSession, Registry, RegistryEvent
 from sessiontree.lsp.server import SessionTreeServer
 
@@ -33,6 +36,7 @@ WARM_MAX_ENTRIES: Final = 300_000
 WARM_SLICE: Final = 1024  # entries per slice: about 15 ms of work
 WARM_PAUSE: Final = 0.005  # between slices, so a live change or a request takes the lock first
 CACHE_QUIET: Final = 1.0  # seconds without a client's call before the filter sets and the cache
+KEEP_TIMEOUT: Final = 60  # seconds a forked copy keeping a closed session's first pages may take
 
 
 # Tasks are held here (the loop keeps only weak references to them); each refers to its
@@ -84,8 +88,36 @@ async def _quiet(registry: Registry, handle: str) -> OpenSession:
         await asyncio.sleep(CACHE_QUIET - quiet + 0.01)
 
 
+def _keep_at_close(manager: Any) -> None:
+    """What a session being closed leaves for its next open, when due: its first pages and
+    its last entry's context as they are now (and a deferred index cache), written by a
+    forked copy of the process so that neither the close nor the daemon's exit waits."""
+    try:
+        due = core_view.opening_view_due(manager)
+    except Exception:
+        return
+    if not due:
+        return
+
+    def keep() -> None:
+        signal.alarm(KEEP_TIMEOUT)  # a copy that cannot finish ends (SIGALRM's default)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1):  # the client's pipes are the parent's alone
+            os.dup2(devnull, fd)
+        for step in ("save_index_cache", "keep_last_context"):  # other agents' have neither
+            fn = getattr(manager, step, None)
+            if fn is not None:
+                fn()
+        core_view.save_opening_view(manager)
+
+    in_forked_child(keep)
+
+
 def _on_event(ls: SessionTreeServer, ev: RegistryEvent) -> None:
     session = ev.session
+    if ev.kind == "closing" and session.manager is not None:
+        _keep_at_close(session.manager)
+        return
     if ev.kind not in ("opened", "reloaded") or session.closed:
         return
     manager = session.manager
