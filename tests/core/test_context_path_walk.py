@@ -12,7 +12,7 @@ import random
 import pytest
 from sessiontree.core.ids import FixedClock, IdSource
 from sessiontree.core.session import SessionManager
-from sessiontree.core.session.context_walk import _materialize_context_path_slow
+from sessiontree.core.session.context_walk import _context_skeletons_slow
 
 
 def random_session(seed: int) -> SessionManager:
@@ -64,5 +64,5 @@ def test_walk_equals_selection_over_the_whole_path(seed: int) -> None:
     m = random_session(seed)
     for leaf in m.index.ids():
         fast = [e["id"] for e in m.materialize_context_path(leaf)]
-        slow = [e["id"] for e in _materialize_context_path_slow(m.index, leaf)]
+        slow = [sk.id for sk in _context_skeletons_slow(m.index, leaf)]
         assert fast == slow, leaf
