@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import ipaddress
 import logging
 import os
@@ -11,6 +12,11 @@ from pathlib import Path
 from typing import Any
 
 LEVELS = ("debug", "info", "warning", "error")
+#: The cyclic collector's thresholds in the daemon (Python's are 700, 10, 10). A page of rows
+#: allocates thousands of containers; with the default first threshold the collections they
+#: set off, now and then a full one over every session held, took 5-40 ms of a navigation
+#: (docs/benchmarks.md). Garbage without cycles is freed at once either way.
+GC_THRESHOLDS = (20_000, 50, 100)
 
 
 def register(sub: Any) -> None:
@@ -109,6 +115,10 @@ def run(args: argparse.Namespace) -> int:
     from sessiontree.lsp.setup import create_server
 
     server = create_server()
+    # what the imports made lives as long as the daemon: no collection walks it again
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
     client_log = _ClientLogHandler(server)
     client_log.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     logging.getLogger("sessiontree").addHandler(client_log)

@@ -178,9 +178,13 @@ def loads_line(line: bytes | bytearray | memoryview) -> Any:
 def scrub_text(s: str) -> str:
     """``s`` with each lone surrogate shown as U+FFFD (a pair held as two code points is
     joined into its character). Returns ``s`` itself when there is nothing to replace."""
-    if s.isascii() or _SURROGATE.search(s) is None:
+    if s.isascii():
         return s
-    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    try:
+        s.encode("utf-8")  # only a surrogate has no UTF-8 form (4-5x faster than a regex search)
+    except UnicodeEncodeError:
+        return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return s
 
 
 def scrub_surrogates(value: Any) -> Any:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Hashable, Mapping
-from itertools import accumulate
+from itertools import accumulate, compress, islice, repeat
+from operator import contains
 from typing import Any
 
 from ..format.jscompat import js_string, js_trim, js_truthy
@@ -277,6 +278,7 @@ _BUFFER_MIN = 2048  # below this many rows, matching row by row costs no more
 # Above this many rows the buffer is not made: it holds a second copy of every text (about
 # 200 MB for a million entries), and such sessions get no idle-time texts either.
 _BUFFER_MAX = 300_000
+_DENSE_PROBE = 256  # hits found in the buffer before it is judged how dense they are
 
 
 class SearchBuffer:
@@ -293,12 +295,17 @@ class SearchBuffer:
         self.count = len(ids)
         self.gen = gen
         get = texts.get
-        parts = [get(eid, "") for eid in ids]
+        parts = self.parts = [get(eid, "") for eid in ids]  # the texts themselves, not copies
         self.text = "\n".join(parts)
         self.starts = list(accumulate(map(len, parts), lambda a, n: a + n + 1, initial=0))
+        self._row_of: dict[str, int] | None = None
 
     def rows_with(self, token: str) -> list[int]:
-        """The rows whose text holds ``token``, ascending."""
+        """The rows whose text holds ``token``, ascending.
+
+        Found in the buffer while hits are sparse; once the first `_DENSE_PROBE` hits lie
+        within the first sixteenth as many rows, the rest are tested row by row by C loops
+        (`token in text` for each, without a Python step per row)."""
         find = self.text.find
         starts = self.starts
         out: list[int] = []
@@ -307,8 +314,28 @@ class SearchBuffer:
         while pos >= 0:
             r = bisect_right(starts, pos) - 1
             append(r)
+            if len(out) == _DENSE_PROBE and r < _DENSE_PROBE * 16:
+                out.extend(
+                    compress(
+                        range(r + 1, self.count),
+                        map(contains, islice(self.parts, r + 1, None), repeat(token)),
+                    )
+                )
+                return out
             pos = find(token, starts[r + 1])
         return out
+
+    def keep_with(self, rows: list[int], token: str) -> list[int]:
+        """Those of ``rows`` whose text holds ``token`` (in their order)."""
+        return list(compress(rows, map(contains, map(self.parts.__getitem__, rows), repeat(token))))
+
+    def rows_of(self, ids: Any) -> set[int]:
+        """The rows of those of ``ids`` that are rows of this buffer's tree."""
+        row_of = self._row_of
+        if row_of is None:
+            row_of = self._row_of = {eid: r for r, eid in enumerate(self.ids)}
+        get = row_of.get
+        return {r for r in map(get, ids) if r is not None}
 
 
 def _buffer_rows(
@@ -333,18 +360,25 @@ def _buffer_rows(
         buf = cache.search_buffer = SearchBuffer(ids, cache.search_text, cache.search_gen)
     labels = source.labels
     calls = cache.search_call
-    special = set(labels) | set(calls) if calls else labels
-    wanted = set(indices)
-    texts = cache.search_text
+    special = buf.rows_of(set(labels) | set(calls) if calls else labels)
     # the longest token is likely the rarest: found in the buffer, the others checked on its rows
     first = max(tokens, key=len)
     rest = [t for t in tokens if t is not first]
-    hits = [i for i in buf.rows_with(first) if i in wanted and ids[i] not in special]
+    hits = buf.rows_with(first)
+    if len(indices) != buf.count or special:
+        # set operations instead of a test per row: the visible rows, without the odd ones
+        keep = set(hits)
+        if len(indices) != buf.count:
+            wanted = set(indices)
+            keep &= wanted
+            special &= wanted
+        keep -= special
+        hits = sorted(keep)
     for t in rest:
-        hits = [i for i in hits if t in texts[ids[i]]]
-    odd = [i for i in indices if ids[i] in special] if special else []
-    if not odd:
+        hits = buf.keep_with(hits, t)
+    if not special:
         return hits
+    odd = sorted(special)
     return sorted(hits + _match_rows(source, cache, flat, odd, tokens, home, ci))
 
 
