@@ -115,9 +115,6 @@ def run(args: argparse.Namespace) -> int:
     from sessiontree.lsp.setup import create_server
 
     server = create_server()
-    # what the imports made lives as long as the daemon: no collection walks it again
-    gc.collect()
-    gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
     client_log = _ClientLogHandler(server)
     client_log.setFormatter(logging.Formatter("%(name)s: %(message)s"))
