@@ -714,7 +714,9 @@ class EntryIndex:
             sk = get(cur)
             if sk is None:
                 return None
-            append(cur)
+            # the id map's own string (its hash is kept, and set and dict lookups of the
+            # path find the very object), not the equal one a parent id holds
+            append(sk.id)
             cur = sk.parent_id
             if cur is None:
                 return out, None
