@@ -14,9 +14,11 @@ from typing import Any
 LEVELS = ("debug", "info", "warning", "error")
 #: The cyclic collector's thresholds in the daemon (Python's are 700, 10, 10). A page of rows
 #: allocates thousands of containers; with the default first threshold the collections they
-#: set off, now and then a full one over every session held, took 5-40 ms of a navigation
-#: (docs/benchmarks.md). Garbage without cycles is freed at once either way.
-GC_THRESHOLDS = (20_000, 50, 100)
+#: set off took 5-30 ms of a navigation now and then (docs/benchmarks.md). The older
+#: generations keep Python's ratios: a closed session (freed by the collector, its index and
+#: readers refer to each other) waits for a full collection, one per 2,000,000 allocations
+#: instead of 70,000 (tests/reliability/test_resources.py: +11 MB over 900 open/close cycles).
+GC_THRESHOLDS = (20_000, 10, 10)
 
 
 def register(sub: Any) -> None:
