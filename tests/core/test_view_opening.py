@@ -79,6 +79,7 @@ def session(tmp_path: Path, corpus: Path) -> tuple[Path, Path]:
     m = _open(path, cache)
     assert save_opening_view(m)
     assert not save_opening_view(m)  # kept already
+    assert _kept_file(m).stat().st_mode & 0o777 == 0o600  # the rows hold the session's text
     return path, cache
 
 

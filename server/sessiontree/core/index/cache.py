@@ -269,8 +269,9 @@ class IndexCache:
         self._replace(self.file_for(path), _CACHE_ENCODER.encode(c))
 
     def _replace(self, target: str, blob: bytes) -> None:
-        os.makedirs(self.dir, exist_ok=True)
+        os.makedirs(self.dir, mode=0o700, exist_ok=True)
         tmp = f"{target}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as f:
             f.write(blob)
         os.replace(tmp, target)

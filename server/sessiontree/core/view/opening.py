@@ -243,9 +243,11 @@ def keep_pages(manager: Any, build: Callable[[int, int], Any]) -> bool:
             sel,
             windows,
         )
-        os.makedirs(os.path.dirname(target), exist_ok=True)
+        # rows hold the session's text: readable by its owner only, like the search index
+        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
         tmp = f"{target}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as f:
             f.write(_ENCODER.encode(kept))
         os.replace(tmp, target)
     except Exception:
