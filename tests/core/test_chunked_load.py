@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 import pytest
 from sessiontree.core.session import SessionManager
@@ -219,11 +222,6 @@ def test_the_last_entrys_context_is_kept_and_answers_without_the_skeletons(
 ) -> None:
     # The idle-time save stores the last entry's context skeletons: a warm open's first
     # context (an agent resuming the session) reads its entries by offset, no decode.
-    import subprocess
-    import sys
-
-    import msgspec
-
     path = tmp_path / "s.jsonl"
     repo = Path(__file__).resolve().parents[2]
     subprocess.run(

@@ -5,8 +5,6 @@ keeps them (and the last entry's context) again: over stdio, a real cache direct
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -14,6 +12,7 @@ from typing import Any
 import msgspec
 import orjson
 import pytest
+from e2e_helpers import generate
 from sessiontree.client import Client
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,11 +43,7 @@ def test_a_new_daemon_shows_the_kept_first_pages_until_the_session_changes(tmp_p
     agent = tmp_path / "agent"
     path = agent / "sessions" / "--p--" / "s.jsonl"
     path.parent.mkdir(parents=True)
-    subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "gen_corpus.py"), str(path), "8000"],
-        check=True,
-        capture_output=True,
-    )
+    generate(path, 8000)
     agent_files = sorted(p for p in agent.rglob("*") if p.is_file())
     with _daemon(tmp_path, agent) as c:
         handle = c.request("session/open", {"path": str(path)})["session"]

@@ -246,8 +246,7 @@ class IndexCache:
         sks = index.skeletons()
         if any(sk.offset < 0 for sk in sks):
             return  # only files whose every entry is file-backed
-        first_user = next((sk for sk in sks if sk.type == "message" and sk.role == "user"), None)
-        last_compaction = next((sk for sk in reversed(sks) if sk.type == "compaction"), None)
+        first_user, last_compaction = index.display_skeletons()
         c = _CacheFile(
             CACHE_FORMAT,
             os.path.realpath(path),

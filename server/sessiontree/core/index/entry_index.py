@@ -175,6 +175,7 @@ class EntryIndex:
                 # the entries added meanwhile follow (as `_add` would have added them: the
                 # tree is not built before the decode); the labels hold theirs already
                 sks.extend(self._extra)
+                # the cached labels hold theirs unless they were of other skeletons
                 labels: dict[str, str] | None = {} if relabel else None
                 by_id, has_assistant = self._bulk_maps(sks, labels)
             if labels is not None:  # the cached labels were of other skeletons
@@ -241,22 +242,20 @@ class EntryIndex:
                 self._add(sk)
             return
         # Bulk load into an empty index: comprehensions instead of a call per entry.
-        self._by_id, self._has_assistant = self._bulk_maps(sks)
+        self._by_id, self._has_assistant = self._bulk_maps(sks, self.labels)
         self._order = list(sks)
 
     def _bulk_maps(
-        self, sks: list[Skeleton], labels: dict[str, str] | None = None
+        self, sks: list[Skeleton], labels: dict[str, str] | None
     ) -> tuple[dict[str, Skeleton], bool]:
         """The id map (the last of an id wins) and whether an assistant message is among
         `sks` (all of an empty index), with their labels applied in file order to `labels`
-        (None: the index's own; `add_cached`'s already hold them)."""
+        (None: none applied)."""
         by_id = {sk.id: sk for sk in sks if sk.id is not None}
         has_assistant = any(sk.role == "assistant" and sk.type == "message" for sk in sks)
-        if labels is None and self._pending is not None:
-            return by_id, has_assistant
-        target = self.labels if labels is None else labels
-        for sk in [sk for sk in sks if sk.type == "label"]:
-            self._apply_label(sk, target)
+        if labels is not None:
+            for sk in [sk for sk in sks if sk.type == "label"]:
+                self._apply_label(sk, labels)
         return by_id, has_assistant
 
     @staticmethod

@@ -412,11 +412,8 @@ class SessionManager(Moves, Entries):
         if target is None:
             return SessionContext()
         idx = self._index
-        known = idx.deferred_context(target)
-        if known is not None:
-            # the last entry's, with an index cache hit not decoded yet
-            return context_from_path(idx.entries_of(known))
-        if target not in idx:
+        # (a context kept for the last entry needs no decode of a cache hit's skeletons)
+        if idx.deferred_context(target) is None and target not in idx:
             last = idx.last()
             if last is None:
                 return SessionContext()

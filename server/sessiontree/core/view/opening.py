@@ -104,6 +104,32 @@ def _identity(manager: Any) -> tuple[int, int, int, int] | None:
     return fs.device, fs.inode, fs.size, fs.mtime_ns
 
 
+def _read(target: str) -> _Kept | None:
+    try:
+        with open(target, "rb") as f:
+            return _DECODER.decode(f.read())
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _of_state(kept: _Kept, manager: Any, ident: tuple[int, int, int, int]) -> bool:
+    """Whether `kept` was made by this code from the session's entries as they are now
+    (the same file, read to the same end, the same entry and label counts)."""
+    index = manager.index
+    return (
+        kept.format == OPENING_FORMAT
+        and kept.code == _code_stamp()
+        and (kept.device, kept.inode, kept.size, kept.mtime_ns) == ident
+        and (kept.entries, kept.labels) == (len(index), len(index.labels))
+    )
+
+
+def _file_is(path: str, ident: tuple[int, int, int, int]) -> bool:
+    """Whether the file at `path` is still the one of `ident` (device, inode, size, mtime)."""
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == ident
+
+
 def _load(manager: Any) -> _Kept | None:
     """The kept view valid for the session as it is now, else None."""
     target = _kept_file(manager)
@@ -111,23 +137,11 @@ def _load(manager: Any) -> _Kept | None:
     path = manager.get_session_file() if ident is not None else None
     if path is None or target is None or ident is None:
         return None
-    try:
-        with open(target, "rb") as f:
-            kept = _DECODER.decode(f.read())
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    if kept.format != OPENING_FORMAT or kept.code != _code_stamp():
-        return None
-    if (kept.device, kept.inode, kept.size, kept.mtime_ns) != ident:
-        return None
-    index = manager.index
-    if kept.entries != len(index) or kept.labels != len(index.labels):
+    kept = _read(target)
+    if kept is None or not _of_state(kept, manager, ident):
         return None
     try:
-        st = os.stat(path)
-        if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != ident:
-            return None
-        if tail_hash(path, kept.size, (kept.device, kept.inode)) != kept.tail_hash:
+        if not _file_is(path, ident) or tail_hash(path, kept.size, ident[:2]) != kept.tail_hash:
             return None
     except OSError:
         return None
@@ -187,17 +201,9 @@ def keep_due(manager: Any) -> bool:
     ident = _identity(manager) if target is not None else None
     if target is None or ident is None or len(manager.index) < OPENING_MIN_ENTRIES:
         return False
-    try:
-        with open(target, "rb") as f:
-            old = _DECODER.decode(f.read())
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return True
-    return not (
-        old.format == OPENING_FORMAT
-        and old.code == _code_stamp()
-        and (old.device, old.inode, old.size, old.mtime_ns) == ident
-        and (old.entries, old.labels, old.leaf, old.home)
-        == (len(manager.index), len(manager.index.labels), manager.get_leaf_id(), home_dir())
+    old = _read(target)
+    return old is None or not (
+        _of_state(old, manager, ident) and (old.leaf, old.home) == (manager.get_leaf_id(), home_dir())
     )
 
 
@@ -216,10 +222,9 @@ def keep_pages(manager: Any, build: Callable[[int, int], Any]) -> bool:
     home = home_dir()
     leaf = manager.get_leaf_id()
     try:
-        st = os.stat(path)
-        if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != ident:
+        if not _file_is(path, ident):
             return False
-        digest = tail_hash(path, ident[2], (ident[0], ident[1]))
+        digest = tail_hash(path, ident[2], ident[:2])
         if not digest:
             return False
         head = build(0, HEAD_ROWS)

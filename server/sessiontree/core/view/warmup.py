@@ -13,7 +13,8 @@ from .cache import cache_of
 from .filters import hidden_ids
 from .flatten import flatten
 from .lazy import lazy_flat
-from .opening import keep_due, keep_pages
+from .opening import keep_due as opening_view_due
+from .opening import keep_pages
 from .page import build_view
 from .search import current_search_cache, fill_search_text
 from .source import TreeSource
@@ -91,8 +92,3 @@ def save_opening_view(manager: Any) -> bool:
     nothing to keep (a small session, a file changed since it was read, no cache directory)
     or they are kept already."""
     return keep_pages(manager, lambda offset, limit: build_view(manager, offset=offset, limit=limit))
-
-
-def opening_view_due(manager: Any) -> bool:
-    """Whether `save_opening_view` would write (cheap: nothing is built)."""
-    return keep_due(manager)
