@@ -36,6 +36,8 @@ from typing import IO, Any
 
 import orjson
 
+from sessiontree.fdio import write_all
+
 __all__ = ["Client", "RpcError", "decode_body"]
 
 _DEEP_LOCK = threading.Lock()
@@ -90,6 +92,16 @@ def decode_body(body: bytes) -> Any:
     return box["value"]
 
 
+def _fd_of(stream: IO[bytes]) -> int | None:
+    """The descriptor under `stream` (flushed), or None for a stream without one."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+    stream.flush()
+    return fd
+
+
 def _py_loads(body: bytes) -> Any:
     """The stdlib decoder with its pure-Python scanner: Python frames, no C recursion."""
     import json.scanner
@@ -117,6 +129,7 @@ class Client:
     ) -> None:
         self._reader = reader
         self._writer = writer
+        self._writer_fd = _fd_of(writer)
         self.process = process
         self._ids = itertools.count(1)
         self._pending: dict[Any, Future[Any]] = {}
@@ -240,9 +253,13 @@ class Client:
     # -- messaging ---------------------------------------------------------------------
     def _send(self, message: dict[str, Any]) -> None:
         body = orjson.dumps(message)
+        data = b"Content-Length: %d\r\n\r\n" % len(body) + body
         with self._write_lock:
-            self._writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-            self._writer.flush()
+            if self._writer_fd is None:
+                self._writer.write(data)
+                self._writer.flush()
+            else:  # whole, even when this process is stopped and continued (see fdio)
+                write_all(self._writer_fd, data)
 
     def request_future(self, method: str, params: Any = None, *, msg_id: Any = None) -> Future[Any]:
         """Send a request; the future resolves to the result or raises `RpcError`."""

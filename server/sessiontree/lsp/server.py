@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.exceptions import FeatureRequestError
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from sessiontree import __version__
@@ -34,7 +33,7 @@ from sessiontree.lsp.config import ServerConfig
 from sessiontree.lsp.dispatch import SessionTreeProtocol, make_converter
 from sessiontree.lsp.registry import Registry
 from sessiontree.lsp.state import NavigationState
-from sessiontree.lsp.transport import Framing, LoopWriter, StdinReader, StreamReader
+from sessiontree.lsp.transport import FdWriter, Framing, LoopWriter, StdinReader, StreamReader
 
 if TYPE_CHECKING:
     from sessiontree.lsp.follower import LiveFollower
@@ -145,7 +144,7 @@ class SessionTreeServer(LanguageServer):
         reader = StdinReader(
             stdin or sys.stdin.buffer, self.thread_pool, lambda: self.config.max_request_bytes
         )
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        self.protocol.set_writer(FdWriter(stdout or sys.stdout.buffer))
         try:
             asyncio.run(self.serve_stream(reader))
         except BrokenPipeError:

@@ -9,6 +9,8 @@
   refusal can answer it.
 - `LoopWriter` lets worker threads write to an asyncio stream (notifications are sent
   from workers); writes after the connection closed are dropped.
+- `FdWriter` writes stdio messages whole with `os.write` calls under a lock: a buffered
+  stdout lost bytes of large answers when the daemon was stopped and continued.
 """
 
 from __future__ import annotations
@@ -17,11 +19,14 @@ import asyncio
 import contextlib
 import json
 import re
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import attrs
 from pygls.io_ import StdinAsyncReader
+
+from sessiontree.fdio import write_all
 
 HEAD_BYTES = 4096
 """How much of a skipped body is kept to find its id."""
@@ -156,6 +161,27 @@ class StdinReader(StdinAsyncReader):
     def readexactly(self, n: int) -> Any:
         """A body of `n` bytes, or `TooLarge` over the limit."""
         return self.loop.run_in_executor(self.executor, self._read_body, n)
+
+
+class FdWriter:
+    """The stdout of a stdio connection: each message written whole, one at a time.
+
+    Responses are written from the event loop and notifications from worker threads; the
+    lock keeps two messages from interleaving and `write_all` goes on after short writes
+    (a stopped and continued daemon: a buffered stream lost bytes there)."""
+
+    def __init__(self, stream: Any) -> None:
+        stream.flush()
+        self._stream = stream
+        self._fd: int = stream.fileno()
+        self._lock = threading.Lock()
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            write_all(self._fd, data)
+
+    def close(self) -> None:
+        self._stream.close()
 
 
 class LoopWriter:

@@ -37,6 +37,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from ...fdio import write_all
 from ..errors import LockTimeoutError
 from ..ids import IdSource
 from .guard import PathGuard
@@ -58,19 +59,10 @@ def _append_checked(fd: int, lines: bytes) -> None:
     lost: the glued line is garbage to every reader, the copy is whole.
     """
     payload = separator_after(settled_tail(fd)) + lines
-    _write_all(fd, payload)
+    write_all(fd, payload)
     start = os.lseek(fd, 0, os.SEEK_CUR) - len(payload)
     if start > 0 and payload[:1] != b"\n" and os.pread(fd, 1, start - 1) != b"\n":
-        _write_all(fd, TORN_LINE_BREAKER + b"\n" + lines)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:
-            raise OSError(errno.EIO, "write returned 0 bytes")
-        view = view[written:]
+        write_all(fd, TORN_LINE_BREAKER + b"\n" + lines)
 
 
 #: O_RDWR (not O_WRONLY) so the last byte can be checked with pread.
@@ -247,7 +239,7 @@ class FileSessionStorage:
             fd = os.open(tmp, flags, 0o666, dir_fd=dfd)
             try:
                 try:
-                    _write_all(fd, bytes(data))
+                    write_all(fd, bytes(data))
                     os.fsync(fd)
                 finally:
                     os.close(fd)
