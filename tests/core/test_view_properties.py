@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sessiontree.core.session import SessionManager
@@ -377,9 +378,11 @@ def test_texts_built_ahead_are_the_texts_a_search_builds(tmp_path: Any) -> None:
         assert (a.total, a.selected_index) == (b.total, b.selected_index)
 
 
-def test_hidden_sets_made_ahead_are_the_ones_a_filter_change_makes(tmp_path: Any) -> None:
-    """`warm_filters` (idle time) makes each mode's hidden set as a first filter change would:
-    the pages of every mode equal those of a session that never warmed, also after appends."""
+@pytest.mark.parametrize("rows", [False, True], ids=["hidden-sets", "with-rows"])
+def test_hidden_sets_made_ahead_are_the_ones_a_filter_change_makes(tmp_path: Any, rows: bool) -> None:
+    """`warm_filters` (idle time) makes each mode's hidden set (and, asked, its rows for the
+    leaf) as a first filter change would: the pages of every mode equal those of a session
+    that never warmed, also after appends."""
     from sessiontree.core.view import WARM_FILTER_MODES, warm_filters
     from sessiontree.core.view.adapters import as_tree_source
     from sessiontree.core.view.cache import cache_of
@@ -402,8 +405,11 @@ def test_hidden_sets_made_ahead_are_the_ones_a_filter_change_makes(tmp_path: Any
     build_view(warm, limit=10)  # a click: its own mode's set only
     assert set(cache_of(as_tree_source(warm)).hidden) == {"default"}
     for mode in WARM_FILTER_MODES:
-        warm_filters(warm, mode)
-    assert set(cache_of(as_tree_source(warm)).hidden) == set(WARM_FILTER_MODES)
+        warm_filters(warm, mode, rows)
+    cache = cache_of(as_tree_source(warm))
+    assert set(cache.hidden) == set(WARM_FILTER_MODES)
+    warmed_rows = {key[-1] for key in cache.lazy_rows}
+    assert warmed_rows == (set(WARM_FILTER_MODES) if rows else {"default"})
     copy = tmp_path / "copy.jsonl"  # its own file: each appends below
     copy.write_bytes(Path(path).read_bytes())
     cold = SessionManager.open(str(copy), viewing=True, breadcrumbs=False)

@@ -1,6 +1,6 @@
 """Idle-time work ahead of a first search: the searchable text of every entry, the calls tool
 results show, and their displays folded in (`warm_search`, run by the daemon in slices);
-ahead of a first filter change, the rows each filter mode hides (`warm_filters`); and ahead
+ahead of a first filter change, the rows each filter mode hides and shows (`warm_filters`); and ahead
 of the next open, the first pages kept on disk (`save_opening_view`, `opening`)."""
 
 from __future__ import annotations
@@ -76,14 +76,19 @@ def _flat_for(src: TreeSource) -> Any:
 WARM_FILTER_MODES = ("no-tools", "user-only", "all", "default")
 
 
-def warm_filters(source: Any, mode: str) -> None:
+def warm_filters(source: Any, mode: str, rows: bool = False) -> None:
     """Make the hidden set of ``mode`` (a filter change then only picks its rows); one mode
-    per call, for a daemon's idle time."""
+    per call, for a daemon's idle time. With ``rows``, also the mode's rows for the current
+    leaf (the walk of the leaf's path a first filter change makes): a filter change then
+    only builds its pages. They hold an int per row, so the daemon asks for them only below
+    a size (`lsp/features/warm.py`)."""
     src = as_tree_source(source)
     if src.bulk_index() is None:
         return
     with gc_paused():
         hidden_ids(src, cache_of(src), mode)
+        if rows:
+            build_view(src, filter=mode, limit=0)
 
 
 def save_opening_view(manager: Any) -> bool:

@@ -58,11 +58,11 @@ async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
                 break
             await asyncio.sleep(WARM_PAUSE)
         # The hidden sets of the other filter modes (one mode per slice: for a million
-        # entries each is a few hundred ms), then the index cache: only while nobody calls
-        # on the session.
+        # entries each is a few hundred ms) and, below WARM_MAX_ENTRIES, their rows for the
+        # current leaf; then the index cache: only while nobody calls on the session.
         for mode in core_view.WARM_FILTER_MODES:
             session = await _quiet(registry, handle)
-            await registry.call_in_idle_time(session, core_view.warm_filters, session.manager, mode)
+            await registry.call_in_idle_time(session, core_view.warm_filters, session.manager, mode, search)
             del session
         session = await _quiet(registry, handle)
         save = getattr(session.manager, "save_index_cache", None)  # other agents': none
