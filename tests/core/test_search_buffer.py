@@ -165,3 +165,54 @@ def test_no_buffer_above_its_bound(
         assert cache_of(as_tree_source(mgr)).search_buffer is not None
     finally:
         mgr.close()
+
+
+TYPED = ["n", "ne", "neo", "neovim", "neovim s", "neovim si", "neovim sid", "neovim", "neovim sidebar tree"]
+
+
+def test_typing_narrows_the_last_query_and_finds_what_a_fresh_query_finds(
+    session_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each character typed narrows the last query: its rows are tested for the new tokens
+    only (no look through the whole buffer once they are few), and they are the rows a
+    query typed at once finds, also across a label change (labelled rows are matched
+    apart) and an append."""
+    copy, fresh_copy = tmp_path / "typed.jsonl", tmp_path / "fresh.jsonl"
+    copy.write_bytes(session_file.read_bytes())
+    fresh_copy.write_bytes(session_file.read_bytes())
+    mgr = SessionManager.open(str(copy))
+    fresh = SessionManager.open(str(fresh_copy))
+    looks: list[str] = []
+    rows_with = search_mod.SearchBuffer.rows_with
+
+    def counted(self: search_mod.SearchBuffer, token: str) -> list[int]:
+        looks.append(token)
+        return rows_with(self, token)
+
+    monkeypatch.setattr(search_mod.SearchBuffer, "rows_with", counted)
+    some = [r.id for r in core_view.build_view(fresh, filter="all", limit=3000).rows]
+    try:
+        for step in range(3):
+            for mode in ("all", "default", "no-tools"):
+                looks.clear()
+                for q in TYPED:
+                    got = _rows(mgr, q, mode)
+                    with monkeypatch.context() as m:
+                        m.setattr(search_mod, "_BUFFER_MIN", 1 << 60)
+                        want = _rows(fresh, q, mode)
+                    assert got == want, (step, mode, q)
+                    assert got[1] > 0, q
+                # through the whole buffer for the first queries only (they match most
+                # rows); from "neo" on the tokens are tested on the last query's rows
+                assert looks[0] == "n" and set(looks) <= {"n", "ne"}, (step, mode, looks)
+            for m_ in (mgr, fresh):
+                if step == 0:
+                    m_.append_label_change(some[700], "neovim sidebar tree")
+                else:
+                    m_.append_label_change(some[700], None)
+                    m_.append_message(
+                        {"role": "user", "content": "neovim sidebar tree probe", "timestamp": 5}
+                    )
+    finally:
+        mgr.close()
+        fresh.close()

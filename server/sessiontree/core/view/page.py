@@ -145,7 +145,13 @@ def _filtered(
                 if (v, lf, md, ph) == (version, leaf_id, mode, shome) and all(
                     any(p in t for t in tokens) for p in prev_tokens
                 ):
-                    rows = search_rows(source, cache, flat, prev_filt.rows, tokens, shome)
+                    # (its rows hold the tokens it had: only the others are looked for)
+                    new = [t for t in tokens if t not in prev_tokens]
+                    rows = (
+                        search_rows(source, cache, flat, prev_filt.rows, new, shome)
+                        if new
+                        else prev_filt.rows
+                    )
                     break
         if rows is None:
             rows = visible_rows(source, cache, flat, leaf_id, mode, tokens, shome)

@@ -260,12 +260,13 @@ def search_rows(
             cache.search_gen += 1
         owners = ci.owner
         ci.preload(source, [owners.get(call[0]) for call in calls.values()])
-        if calls:
-            # The call of an id only one message has is the same in every flattened order:
-            # it is folded into its result's text (until the call index says an owner
-            # changed), so only the calls of shared ids are resolved per row.
-            cache.search_gen += 1
-            for eid in [eid for eid, call in calls.items() if owners.get(call[0]) is not None]:
+        # The call of an id only one message has is the same in every flattened order:
+        # it is folded into its result's text (until the call index says an owner
+        # changed), so only the calls of shared ids are resolved per row.
+        fold = [eid for eid, call in calls.items() if owners.get(call[0]) is not None]
+        if fold:
+            cache.search_gen += 1  # (texts changed: the buffer is made again)
+            for eid in fold:
                 call = calls.pop(eid)
                 texts[eid] = f"{texts[eid]} {ci.shown(owners[call[0]], call[0], home)}"
                 folded[eid] = call
@@ -361,19 +362,26 @@ def _buffer_rows(
     labels = source.labels
     calls = cache.search_call
     special = buf.rows_of(set(labels) | set(calls) if calls else labels)
-    # the longest token is likely the rarest: found in the buffer, the others checked on its rows
-    first = max(tokens, key=len)
-    rest = [t for t in tokens if t is not first]
-    hits = buf.rows_with(first)
-    if len(indices) != buf.count or special:
-        # set operations instead of a test per row: the visible rows, without the odd ones
-        keep = set(hits)
-        if len(indices) != buf.count:
-            wanted = set(indices)
-            keep &= wanted
-            special &= wanted
-        keep -= special
-        hits = sorted(keep)
+    wanted = set(indices) if len(indices) != buf.count else None
+    if wanted is not None:
+        special &= wanted
+    if len(indices) * 2 < buf.count:
+        # few rows to look at (typing on: the last query's rows): each token is tested
+        # on them, the longest (likely the rarest) first, without a look through the buffer
+        hits = [r for r in indices if r not in special] if special else indices
+        rest = sorted(tokens, key=len, reverse=True)
+    else:
+        # the longest token is likely the rarest: found in the buffer, the others checked on its rows
+        first = max(tokens, key=len)
+        rest = [t for t in tokens if t is not first]
+        hits = buf.rows_with(first)
+        if len(indices) != buf.count or special:
+            # set operations instead of a test per row: the visible rows, without the odd ones
+            keep = set(hits)
+            if wanted is not None:
+                keep &= wanted
+            keep -= special
+            hits = sorted(keep)
     for t in rest:
         hits = buf.keep_with(hits, t)
     if not special:
