@@ -207,6 +207,27 @@ def test_random_trees(tmp_path: Path, seed: int) -> None:
     check_all(mgr)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_branches_before_the_tree_is_built(tmp_path: Path, seed: int) -> None:
+    """`get_branch` walks the stored parents until a loop makes the tree decide: on a session
+    that never built its tree, every branch (loops, orphans, duplicate ids, non-string
+    parents) is the one of `path_to_root` on a session that did."""
+    rng = random.Random(100 + seed)
+    rows = random_entries(rng, rng.randrange(300, 900))
+    rows[len(rows) // 2]["parentId"] = 7  # a parent id that is not a string
+    built = open_file(tmp_path, rows, "built.jsonl")
+    built.index.child_map()
+    ids = list(built.index.ids())
+    for target in rng.sample(ids, min(40, len(ids))):
+        fresh = open_file(tmp_path, rows, "fresh.jsonl")
+        assert not fresh.index._tree_ready
+        want = built.index.path_to_root(target)
+        assert [sk.id for sk in fresh.index.path_skeletons(target)] == want
+        assert [e["id"] for e in fresh.get_branch(target)] == want
+    assert built.index.path_skeletons("not-an-id") == []
+    assert built.index.path_skeletons(None) == []
+
+
 def test_cached_and_held_entries_mix_with_streamed_ones(tmp_path: Path) -> None:
     rng = random.Random(11)
     mgr = open_file(tmp_path, random_entries(rng, 700))

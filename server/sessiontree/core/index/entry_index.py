@@ -17,11 +17,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import cmp_to_key
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..format.jscompat import date_ms
 from .skeleton import Skeleton, skeleton_from_dict
 from .usage import UsageTotals
+
+_by_offset = attrgetter("offset")
 
 __all__ = ["EntryIndex", "gc_paused"]
 
@@ -401,7 +404,7 @@ class EntryIndex:
         if self.stream_loader is None or len(sks) <= 256:
             yield from zip(sks, self.entries_of(sks), strict=True)
             return
-        backed = sorted((sk for sk in sks if sk.offset >= 0), key=lambda sk: sk.offset)
+        backed = sorted((sk for sk in sks if sk.offset >= 0), key=_by_offset)
         pending: list[Skeleton] = []
 
         def flush() -> Iterator[tuple[Skeleton, dict[str, Any]]]:
@@ -424,11 +427,31 @@ class EntryIndex:
             yield sk, held[sk.order]
 
     def entries_bulk(self, sks: list[Skeleton]) -> list[dict[str, Any]]:
-        """`entries_of(sks)` for many entries: one sequential read, the LRU left as it was."""
-        if self.stream_loader is None or len(sks) <= 256:
+        """`entries_of(sks)` for many entries: one sequential read, the LRU left as it was.
+
+        Entries already cached or held in memory are used as they are; the others are read
+        in file order (`stream_loader`) and put back in the order of `sks`."""
+        loader = self.stream_loader
+        if loader is None or len(sks) <= 256:
             return self.entries_of(sks)
-        got = {id(sk): e for sk, e in self.stream_entries(sks)}
-        return [got[id(sk)] for sk in sks]
+        lru = self._lru
+        held = self._held
+        if lru:
+            backed = [sk for sk in sks if sk.offset >= 0 and sk.order not in lru]
+        else:
+            backed = [sk for sk in sks if sk.offset >= 0]
+        backed.sort(key=_by_offset)
+        read = dict(zip(map(id, backed), loader(backed), strict=True))
+        if len(read) == len(sks):
+            return list(map(read.__getitem__, map(id, sks)))
+        out: list[dict[str, Any]] = []
+        append = out.append
+        for sk in sks:
+            got = read.get(id(sk))
+            if got is None:
+                got = held[sk.order] if sk.offset < 0 else lru[sk.order]
+            append(got)
+        return out
 
     def get(self, entry_id: str | None) -> dict[str, Any] | None:
         sk = self.skeleton(entry_id)
@@ -684,6 +707,38 @@ class EntryIndex:
             guard -= 1
         out.reverse()
         return out
+
+    def path_skeletons(self, entry_id: str | None) -> list[Skeleton]:
+        """The skeletons of `path_to_root(entry_id)`, root first, found in the walk itself.
+
+        Before the tree is built, the stored parent ids are walked as `path_to_root` walks
+        them (an unknown parent ends the path); a walk longer than the number of ids has met
+        one twice (a loop), and then the tree decides, as there."""
+        by_id = self._by_id
+        if entry_id is None or entry_id not in by_id:
+            return []
+        if not self._tree_ready:
+            get = by_id.get
+            out: list[Skeleton] = []
+            append = out.append
+            budget = len(by_id)
+            cur: Any = entry_id
+            while budget:
+                sk = get(cur)
+                if sk is None:
+                    break
+                append(sk)
+                cur = sk.parent_id
+                if cur is None:
+                    break
+                if type(cur) is not str:
+                    return [by_id[i] for i in self.path_to_root(entry_id)]
+                budget -= 1
+            else:
+                return [by_id[i] for i in self.path_to_root(entry_id)]
+            out.reverse()
+            return out
+        return [by_id[i] for i in self.path_to_root(entry_id)]
 
     def stored_path(
         self, entry_id: str, stop: frozenset[str] | None = None

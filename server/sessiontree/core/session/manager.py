@@ -373,9 +373,9 @@ class SessionManager(Moves, Entries):
         """Entries from the root to `from_id` (default: the leaf); [] for unknown ids."""
         start = from_id if from_id is not None else self._leaf_id
         idx = self._index
-        sks = [idx.skeleton(i) for i in idx.path_to_root(start)]
+        sks = idx.path_skeletons(start)
         with gc_paused():
-            return idx.entries_bulk([sk for sk in sks if sk is not None])
+            return idx.entries_bulk(sks)
 
     def get_children(self, parent_id: str) -> builtins.list[dict[str, Any]]:
         """Entries whose `parentId` is `parent_id`, in id-map order (not sorted)."""
