@@ -192,6 +192,34 @@ def test_a_deferred_index_cache_is_written_when_asked(
     assert [sk.id for sk in d.index.skeletons()] == [sk.id for sk in c.index.skeletons()]
 
 
+@pytest.mark.parametrize("background", [False, True], ids=["now", "forked"])
+def test_a_session_this_process_wrote_to_is_cached_as_its_file_holds_it(
+    tmp_path: Path, chunked: tuple[Path, Path, dict[str, Any]], background: bool
+) -> None:
+    # The daemon labels and appends through the manager (entries held in memory); the
+    # cache written then holds those entries as the file has them, so the next open reads
+    # the session from the cache and finds what a scan of the file finds.
+    path, cache, kw = chunked
+    kw = {**kw, "read_only": False}
+    a = SessionManager.open(str(path), defer_index_cache=True, **kw)
+    target = a.index.skeletons()[5].id
+    a.append_label_change(target, "kept")
+    a.append_message({"role": "user", "content": "written by the daemon", "timestamp": 9})
+    a.flush()
+    assert a.index.held_entries()
+    assert a.save_index_cache(background=background)
+    if background:
+        _wait_for_cache(cache)
+    b = SessionManager.open(str(path), **kw)
+    assert b.load_report.from_cache
+    assert not b.index.held_entries() and all(sk.offset >= 0 for sk in b.index.skeletons())
+    fresh = SessionManager.open(str(path), **{**kw, "cache_dir": str(tmp_path / "other")})
+    assert not fresh.load_report.from_cache
+    assert b.index.skeletons() == fresh.index.skeletons()
+    assert b.get_entries() == fresh.get_entries() == a.get_entries()
+    assert b.get_label(target) == "kept" and b.get_leaf_id() == a.get_leaf_id()
+
+
 def test_a_deferred_index_cache_written_in_the_background(chunked: tuple[Path, Path, dict[str, Any]]) -> None:
     # `save_index_cache(background=True)`: a forked copy of the process encodes and writes it,
     # from the index as it was at the call, while the caller goes on

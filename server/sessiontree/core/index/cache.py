@@ -229,10 +229,19 @@ class IndexCache:
         tail = hashlib.sha256(data[max(0, size - _TAIL_HASH_BYTES) : size]).hexdigest()
         self._write(path, st, size, tail, header, index)
 
-    def save_skeletons(self, path: str, st: Any, header: dict[str, Any], index: EntryIndex) -> None:
-        """Write the cache from the index alone (the file is read only for its tail hash)."""
+    def save_skeletons(
+        self,
+        path: str,
+        st: Any,
+        header: dict[str, Any],
+        index: EntryIndex,
+        skeletons: list[Skeleton] | None = None,
+    ) -> None:
+        """Write the cache from the index alone (the file is read only for its tail hash);
+        `skeletons` stands for the index's own when given (the same entries, every one
+        file-backed: those this process wrote as the file holds them)."""
         size = st.st_size
-        self._write(path, st, size, tail_hash(path, size, (st.st_dev, st.st_ino)), header, index)
+        self._write(path, st, size, tail_hash(path, size, (st.st_dev, st.st_ino)), header, index, skeletons)
 
     def _write(
         self,
@@ -242,9 +251,10 @@ class IndexCache:
         tail: str,
         header: dict[str, Any],
         index: EntryIndex,
+        skeletons: list[Skeleton] | None = None,
     ) -> None:
-        sks = index.skeletons()
-        if any(sk.offset < 0 for sk in sks):
+        sks = index.skeletons() if skeletons is None else skeletons
+        if len(sks) != len(index) or any(sk.offset < 0 for sk in sks):
             return  # only files whose every entry is file-backed
         first_user, last_compaction = index.display_skeletons()
         c = _CacheFile(

@@ -460,6 +460,13 @@ class Loading(Writing):
         st = stat_of(self._storage, path)
         if st is None or st_int(st, "st_size") != fs.end:
             return False
+        sks: list[Skeleton] | None = None
+        if now and self._index.held_entries():
+            # entries this process wrote: cached as the file holds them (read back), so a
+            # session the daemon labelled or appended to still opens from the cache
+            sks = self._file_backed(path, self._index.skeletons())
+            if sks is None:
+                return False
         # the last entry's context is kept when there is time for it (a forked writer)
         self._sidecar.save_skeletons(
             path,
@@ -469,6 +476,7 @@ class Loading(Writing):
             now=now,
             background=background,
             context=self._last_context if background else None,
+            skeletons=sks,
         )
         return True
 

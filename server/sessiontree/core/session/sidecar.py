@@ -84,12 +84,13 @@ class Sidecar:
         now: bool = False,
         background: bool = False,
         context: Callable[[], list[Skeleton]] | None = None,
+        skeletons: list[Skeleton] | None = None,
     ) -> None:
         """Cache the index as it is (the file is read only for the hash of its tail); noted
         as due instead when saves are deferred, unless `now`. With `background`, a forked
         copy of the process encodes and writes it (`split_scan.in_forked_child`).
         `context` gives the last entry's context skeletons, kept beside them
-        (`save_context`)."""
+        (`save_context`); `skeletons` stands for the index's (`IndexCache.save_skeletons`)."""
         if not self.usable():
             return
         if self.defer and not now:
@@ -99,7 +100,7 @@ class Sidecar:
 
         def write() -> None:
             try:
-                cache.save_skeletons(path, st, header, index)
+                cache.save_skeletons(path, st, header, index, skeletons)
             except Exception:
                 return  # failing to write a cache changes nothing
             if context is not None:
