@@ -167,3 +167,30 @@ def test_nothing_is_kept_for_small_sessions_or_without_a_cache(tmp_path: Path) -
     assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").rglob("*.view"))
     mem = SessionManager.in_memory("/w")
     assert not save_opening_view(mem)
+
+
+def test_the_kept_leaf_is_known_without_decoding_the_skeletons(tmp_path: Path, corpus: Path) -> None:
+    """The daemon puts a reopened session's leaf back where it left it (its state file); the
+    kept view made for that leaf from these very bytes says the entry is there, so moving
+    the leaf back decodes none of a cache hit's skeletons, and the pages are the kept ones."""
+    from sessiontree.core.view import kept_leaf_is
+
+    path = tmp_path / corpus.name
+    path.write_bytes(corpus.read_bytes())
+    cache = tmp_path / "cache"
+    m = _open(path, cache)
+    other = build_view(m, offset=3000, limit=1).rows[0].id
+    assert other != m.get_leaf_id()
+    m.branch(other)
+    assert save_opening_view(m)  # kept for the leaf the daemon moved to
+    want = _pages(m)
+    r = _open(path, cache)
+    assert r.load_report.from_cache and r.index._pending is not None
+    assert not kept_leaf_is(r, r.get_leaf_id())  # not the kept view's leaf
+    assert kept_leaf_is(r, other)
+    assert other in r.index
+    r.branch(other)
+    assert r.index._pending is not None  # nothing decoded
+    assert _pages(r) == want
+    assert "not-an-id" not in r.index  # anything else is looked up (decoded)
+    assert r.index._pending is None and other in r.index and r.get_leaf_id() == other

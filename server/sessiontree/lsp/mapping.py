@@ -181,7 +181,7 @@ def last_entry_id(manager: Any) -> str | None:
 
 def has_entry(manager: Any, entry_id: str) -> bool:
     """True when the id exists in the session."""
-    return manager.index.skeleton(entry_id) is not None
+    return entry_id in manager.index
 
 
 def require_entry(manager: Any, entry_id: str) -> None:

@@ -134,6 +134,8 @@ class EntryIndex:
         self._extra_assistant = False
         # (entry count, last id, its context skeletons) kept beside the cache (`know_context`)
         self._known_context: tuple[int, str, list[Skeleton]] | None = None
+        # ids known to be entries while the skeletons are not decoded (`vouch`)
+        self._vouched: set[str] = set()
 
     # -- building ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -192,6 +194,7 @@ class EntryIndex:
             self._rescan = None
             self._extra = []
             self._known_context = None
+            self._vouched = set()
 
     def _add_pending(self, sk: Skeleton) -> None:
         """`_add` before the decode: what is known without the skeletons follows it."""
@@ -310,7 +313,16 @@ class EntryIndex:
         return self._by_id.get(entry_id)
 
     def __contains__(self, entry_id: object) -> bool:
+        if self._pending is not None and entry_id in self._vouched:
+            return True  # (no decode of a cache hit's skeletons for it)
         return entry_id in self._by_id
+
+    def vouch(self, entry_id: str) -> None:
+        """Note that `entry_id` is an entry of the file, as something made from the very
+        same bytes says (the kept first pages, `view.opening`), so that asking whether it
+        is one does not decode a cache hit's skeletons. Forgotten once they are decoded."""
+        if self._pending is not None:
+            self._vouched.add(entry_id)
 
     def ids(self) -> dict[str, Skeleton]:
         """The id map (read-only by convention)."""

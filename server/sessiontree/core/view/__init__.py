@@ -15,6 +15,7 @@ from .adapters import EntriesTreeSource, ManagerTreeSource, as_tree_source
 from .display import display_text, extract_content, format_tool_call, normalize
 from .filters import FILTER_MODES, FILTER_SUFFIXES, next_filter
 from .flatten import active_path_ids
+from .opening import kept_leaf_is
 from .page import Row, ViewPage, build_view, window_start
 from .search import searchable_text
 from .source import TreeSource
@@ -39,6 +40,7 @@ __all__ = [
     "entry_summary",
     "extract_content",
     "format_tool_call",
+    "kept_leaf_is",
     "next_filter",
     "normalize",
     "opening_view_due",

@@ -29,11 +29,12 @@ from typing import Any, Final
 import msgspec
 
 from ..index.cache import tail_hash
+from .adapters import as_tree_source
 from .cache import cache_of
 from .display import home_dir
 from .source import TreeSource
 
-__all__ = ["OPENING_MIN_ENTRIES", "KeptPage", "keep_due", "keep_pages", "kept_page"]
+__all__ = ["OPENING_MIN_ENTRIES", "KeptPage", "keep_due", "keep_pages", "kept_leaf_is", "kept_page"]
 
 OPENING_FORMAT: Final = 1
 #: Sessions with fewer entries build their first pages quickly: nothing is kept for them.
@@ -146,6 +147,17 @@ def _load(manager: Any) -> _Kept | None:
     except OSError:
         return None
     return kept
+
+
+def kept_leaf_is(manager: Any, leaf: str) -> bool:
+    """True when the session's kept view is valid for it as it is now and was made with
+    `leaf` as the leaf: `leaf` is then an entry of the file, and the index is told so
+    (`EntryIndex.vouch`), so that moving the leaf back to it (the daemon's remembered leaf)
+    does not decode a cache hit's skeletons."""
+    if kept_page(as_tree_source(manager), leaf, "default", 0, 0, None) is None:
+        return False
+    manager.index.vouch(leaf)
+    return True
 
 
 def kept_page(

@@ -11,6 +11,7 @@ from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
 
 from sessiontree.core import discovery, paths
+from sessiontree.core import view as core_view
 from sessiontree.core.session import SessionManager
 from sessiontree.lsp import errors, mapping
 from sessiontree.lsp.features._common import (
@@ -51,7 +52,7 @@ def _restore_leaf(ls: SessionTreeServer, session: OpenSession) -> str | None:
         return None
     if leaf is None:
         manager.reset_leaf()
-    elif mapping.has_entry(manager, leaf):
+    elif core_view.kept_leaf_is(manager, leaf) or mapping.has_entry(manager, leaf):
         manager.branch(leaf)
     else:
         return None
