@@ -721,35 +721,8 @@ class EntryIndex:
         return out
 
     def path_skeletons(self, entry_id: str | None) -> list[Skeleton]:
-        """The skeletons of `path_to_root(entry_id)`, root first, found in the walk itself.
-
-        Before the tree is built, the stored parent ids are walked as `path_to_root` walks
-        them (an unknown parent ends the path); a walk longer than the number of ids has met
-        one twice (a loop), and then the tree decides, as there."""
+        """The skeletons of `path_to_root(entry_id)`, root first."""
         by_id = self._by_id
-        if entry_id is None or entry_id not in by_id:
-            return []
-        if not self._tree_ready:
-            get = by_id.get
-            out: list[Skeleton] = []
-            append = out.append
-            budget = len(by_id)
-            cur: Any = entry_id
-            while budget:
-                sk = get(cur)
-                if sk is None:
-                    break
-                append(sk)
-                cur = sk.parent_id
-                if cur is None:
-                    break
-                if type(cur) is not str:
-                    return [by_id[i] for i in self.path_to_root(entry_id)]
-                budget -= 1
-            else:
-                return [by_id[i] for i in self.path_to_root(entry_id)]
-            out.reverse()
-            return out
         return [by_id[i] for i in self.path_to_root(entry_id)]
 
     def stored_path(
