@@ -54,6 +54,7 @@ ROWS_100K: list[tuple[str, str, float | None]] = [
     ("click_again", "click it again (already open in the daemon)", 0.3),
     ("search_first", "type a search query -> rows (first query)", 0.1),
     ("search_more", "type one more character -> rows", 0.1),
+    ("search_complete", "... -> every match known (total, selected row)", None),
     ("navigate", "navigate to another node -> rows around the new leaf", 0.1),
     ("label", "set a label -> rows", 0.1),
     ("filter", "change the filter -> rows", 0.1),
@@ -203,12 +204,23 @@ def one_round(
         t, _ = timed(lambda: d.request("session/context", {"session": handle}))
         add("context", t)
         # a person looks at the tree before typing: the daemon builds the searchable text
-        # in that idle time (lsp/features/warm.py)
+        # in that idle time (lsp/features/warm.py); the sidebars take a search in part
+        # (`partial`): the rows found so far, the rest after `session/didCompleteSearch`
         time.sleep(3)
-        t, _ = timed(lambda: d.rows(handle, search="neovim"))
+        t, _ = timed(lambda: d.rows(handle, search="neovim", partial=True))
         add("search_first", t)
-        t, _ = timed(lambda: d.rows(handle, search="neovim s"))
-        add("search_more", t)
+        mark = len(d.client.notifications)
+        t0 = time.perf_counter()
+        page = d.rows(handle, search="neovim s", partial=True)
+        add("search_more", time.perf_counter() - t0)
+        if page.get("complete") is False:
+            d.client.wait_for_notification(
+                "session/didCompleteSearch", lambda p: p["search"] == "neovim s", timeout=600, start=mark
+            )
+            page = d.rows(handle, search="neovim s", partial=True)
+            if page.get("complete") is False or page.get("selectedIndex") is None:
+                raise SystemExit("the search said it was complete, and its rows are not")
+        add("search_complete", time.perf_counter() - t0)
         t, _ = timed(lambda: d.rows(handle, filter="user-only"))
         add("filter", t)
 

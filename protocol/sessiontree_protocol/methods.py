@@ -65,6 +65,7 @@ SESSION_DID_NAVIGATE: Final = "session/didNavigate"
 SESSION_DID_CHANGE_LABEL: Final = "session/didChangeLabel"
 SESSION_DID_RELOAD: Final = "session/didReload"
 SESSION_DID_CHANGE_LIST: Final = "session/didChangeList"
+SESSION_DID_COMPLETE_SEARCH: Final = "session/didCompleteSearch"
 
 REQUESTS: Final[tuple[str, ...]] = (
     SESSION_LIST,
@@ -111,6 +112,7 @@ NOTIFICATIONS: Final[tuple[str, ...]] = (
     SESSION_DID_CHANGE_LABEL,
     SESSION_DID_RELOAD,
     SESSION_DID_CHANGE_LIST,
+    SESSION_DID_COMPLETE_SEARCH,
 )
 
 ADDITIONS: Final[frozenset[str]] = frozenset(
@@ -123,6 +125,7 @@ ADDITIONS: Final[frozenset[str]] = frozenset(
         SESSION_DIFF,
         SESSION_OPEN_SHARED,
         SESSION_SEARCH,
+        SESSION_DID_COMPLETE_SEARCH,
     }
 )
 """Methods the project adds to PROTOCOL.md."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import typing
+
 import attrs
 import pytest
 from sessiontree_protocol import converters as c
@@ -68,6 +70,8 @@ def _sample(cls: type, wire: str) -> object:
     for f in attrs.fields(cls):
         if c.camel(f.name) == wire:
             tp, _ = c._strip_optional(f.type)
+            if typing.get_origin(tp) is typing.Literal:
+                return typing.get_args(tp)[0]
             return {str: "x", int: 1, bool: True}.get(
                 tp, {"type": "message"} if tp is dict or "dict" in str(tp) else "x"
             )

@@ -255,6 +255,20 @@ export interface DidChangeParams {
   source: ChangeSource;
 }
 
+/** `session/didCompleteSearch`: a search answered in part (`partial`) has every row now. */
+export interface DidCompleteSearchParams {
+  /** The session handle. */
+  session: string;
+  /** The query, its tokens joined by single spaces (lowercased). */
+  search: string;
+  /** The filter mode it was matched in. */
+  filter: ViewFilter;
+  /** The leaf the view was rendered for. */
+  leafId: string | null;
+  /** Number of rows that match. */
+  total: number;
+}
+
 /** `session/didNavigate`: the leaf moved. */
 export interface DidNavigateParams {
   /** The session handle. */
@@ -1074,6 +1088,8 @@ export interface ViewParams {
   limit?: number;
   /** Addition: render as if this were the leaf (absent: the current leaf). */
   leafId?: string | null;
+  /** Addition: a search of a big session may answer with the rows matched so far (`complete: false` in the result); `session/didCompleteSearch` follows once every row is known. Absent or false: the whole answer, however long it takes. */
+  partial?: boolean;
 }
 
 /** Result of `session/view`. */
@@ -1086,6 +1102,8 @@ export interface ViewResult {
   selectedIndex: number | null;
   /** The leaf the view was rendered for. */
   leafId: string | null;
+  /** Addition: false when a `partial` search answered with the rows matched so far: `total` counts them, `selectedIndex` is null; absent when the answer is whole. */
+  complete?: boolean;
 }
 
 /** Params and result of every request, by method name. */
@@ -1135,4 +1153,5 @@ export interface Notifications {
   'session/didChangeLabel': DidChangeLabelParams;
   'session/didReload': DidReloadParams;
   'session/didChangeList': DidChangeListParams;
+  'session/didCompleteSearch': DidCompleteSearchParams;
 }

@@ -57,6 +57,7 @@ from sessiontree_protocol.types.notifications import (
     DidChangeLabelParams,
     DidChangeListParams,
     DidChangeParams,
+    DidCompleteSearchParams,
     DidNavigateParams,
     DidReloadParams,
 )
@@ -168,6 +169,7 @@ __all__ = [
     "DidChangeLabelParams",
     "DidChangeListParams",
     "DidChangeParams",
+    "DidCompleteSearchParams",
     "DidNavigateParams",
     "DidReloadParams",
     "DiffParams",
@@ -285,5 +287,6 @@ METHOD_TO_TYPES: Final[dict[str, tuple[type, type | None]]] = {
     m.SESSION_DID_CHANGE_LABEL: (DidChangeLabelParams, None),
     m.SESSION_DID_RELOAD: (DidReloadParams, None),
     m.SESSION_DID_CHANGE_LIST: (DidChangeListParams, None),
+    m.SESSION_DID_COMPLETE_SEARCH: (DidCompleteSearchParams, None),
 }
 """Method or notification name -> (params class, result class or None for a null result)."""

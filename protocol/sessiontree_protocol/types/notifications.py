@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from sessiontree_protocol.types.base import ChangeSource, _list, _opt, _req
+from sessiontree_protocol.types.base import ChangeSource, ViewFilter, _list, _opt, _req
 from sessiontree_protocol.types.shared import EntrySummary
 
 # ---------------------------------------------------------------------------------------
@@ -48,6 +48,17 @@ class DidReloadParams:
 
     session: str = _req("The session handle.")
     reason: str = _req("Why the session was reloaded.")
+
+
+@attrs.define(kw_only=True)
+class DidCompleteSearchParams:
+    """`session/didCompleteSearch`: a search answered in part (`partial`) has every row now."""
+
+    session: str = _req("The session handle.")
+    search: str = _req("The query, its tokens joined by single spaces (lowercased).")
+    filter: ViewFilter = _req("The filter mode it was matched in.")
+    leaf_id: str | None = _req("The leaf the view was rendered for.", nullable=True)
+    total: int = _req("Number of rows that match.")
 
 
 @attrs.define(kw_only=True)

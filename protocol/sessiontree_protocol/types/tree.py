@@ -74,6 +74,13 @@ class ViewParams:
         nullable=True,
         addition=True,
     )
+    partial: bool = _opt(
+        "Addition: a search of a big session may answer with the rows matched so far "
+        "(`complete: false` in the result); `session/didCompleteSearch` follows once every "
+        "row is known. Absent or false: the whole answer, however long it takes.",
+        False,
+        addition=True,
+    )
 
 
 @attrs.define(kw_only=True)
@@ -87,6 +94,11 @@ class ViewResult:
         nullable=True,
     )
     leaf_id: str | None = _req("The leaf the view was rendered for.", nullable=True)
+    complete: bool | None = _opt(
+        "Addition: false when a `partial` search answered with the rows matched so far: "
+        "`total` counts them, `selectedIndex` is null; absent when the answer is whole.",
+        addition=True,
+    )
 
 
 @attrs.define(kw_only=True)

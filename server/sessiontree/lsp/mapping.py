@@ -135,6 +135,7 @@ def view_result(page: Any) -> t.ViewResult:
         total=page.total,
         selected_index=page.selected_index,
         leaf_id=_s(page.leaf_id),
+        complete=None if page.complete else False,
     )
 
 

@@ -76,6 +76,19 @@ def did_reload(ls: SessionTreeServer, session: OpenSession, reason: str) -> None
     ls.registry.emit("reloaded", session, reason=reason)
 
 
+def did_complete_search(ls: SessionTreeServer, session: OpenSession, done: dict[str, object]) -> None:
+    """`session/didCompleteSearch`: a search answered in part has every row now."""
+    params = t.DidCompleteSearchParams(
+        session=session.handle,
+        search=str(done["search"]),
+        filter=done["filter"],  # type: ignore[arg-type]
+        leaf_id=done["leafId"],  # type: ignore[arg-type]
+        total=int(done["total"]),  # type: ignore[call-overload]
+    )
+    ls.notify(m.SESSION_DID_COMPLETE_SEARCH, params)
+    ls.registry.emit("searched", session, **done)
+
+
 def did_change_list(ls: SessionTreeServer, cwd: str | None = None) -> None:
     """`session/didChangeList`: session files appeared or vanished."""
     ls.notify(m.SESSION_DID_CHANGE_LIST, t.DidChangeListParams(cwd=cwd))

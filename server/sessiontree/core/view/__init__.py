@@ -3,7 +3,7 @@
 The rules are those of the agent's selector (``docs/tree-view.md``). The view reads a
 `source.TreeSource` (`adapters` gives one for a ``SessionManager`` or a list of entries);
 `flatten` orders the rows and draws their art (`tree_art` cuts deep art short), `filters`
-and `search` choose the visible rows, `display` makes each row's text, `tool_calls`
+and `search` choose the visible rows (`progressive`: a big session's search in steps), `display` makes each row's text, `tool_calls`
 resolves the call a tool result shows, `page` builds a page (`build_view`), `summaries`
 the one-line `EntrySummary` of entries; `cache` keeps what a source's next page reuses.
 
@@ -17,6 +17,7 @@ from .filters import FILTER_MODES, FILTER_SUFFIXES, next_filter
 from .flatten import active_path_ids
 from .opening import kept_leaf_is
 from .page import Row, ViewPage, build_view, window_start
+from .progressive import continue_search, search_in_progress
 from .search import searchable_text
 from .source import TreeSource
 from .summaries import EntrySummary, entry_summaries_bulk, entry_summary
@@ -35,6 +36,7 @@ __all__ = [
     "active_path_ids",
     "as_tree_source",
     "build_view",
+    "continue_search",
     "display_text",
     "entry_summaries_bulk",
     "entry_summary",
@@ -45,6 +47,7 @@ __all__ = [
     "normalize",
     "opening_view_due",
     "save_opening_view",
+    "search_in_progress",
     "searchable_text",
     "warm_filters",
     "warm_search",

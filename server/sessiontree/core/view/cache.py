@@ -42,6 +42,8 @@ class ViewCache:
         # a query does not look up each row's entry to know its text is current
         self.search_all_at = -1
         self.search_buffer: Any = None
+        # the search in progress (`progressive`): at most one, by its filtered-list key
+        self.search_progress: dict[Any, Any] = {}
         # the rows a search starts from: (flat ids, hidden set, (mode, leaf, sizes), rows)
         self.search_rows_of: tuple[Any, ...] | None = None
         # how far (file order) `search.warm_search` has built texts ahead of a search

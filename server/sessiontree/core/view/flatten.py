@@ -413,6 +413,8 @@ class Filtered:
     flat: Flat
     rows: list[int]  # indices into flat, ascending
     selected: int | None = -1  # -1: not computed yet
+    # False: the rows a search in progress matched so far (`progressive`), no selection yet
+    complete: bool = True
 
     def position(self, entry_id: str) -> int | None:
         fi = self.flat.index(entry_id)

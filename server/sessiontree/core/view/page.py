@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any, Final, cast
@@ -16,6 +17,7 @@ from .filters import FILTER_MODES, FILTER_SUFFIXES, visible_rows, visible_rows_e
 from .flatten import Filtered, display_indent, extend, flatten, iter_active_path, prefix_of
 from .lazy import LazyRows, lazy_flat
 from .opening import kept_page
+from .progressive import PARTIAL_BUDGET, progressive_min, search_progress
 from .search import current_search_cache, search_rows
 from .source import TreeSource
 from .tool_calls import LazyToolCalls
@@ -78,7 +80,9 @@ class ViewPage:
 
     ``total`` counts all visible rows; ``selected_index`` is the absolute index (in the
     whole filtered list, not in this page) of the leaf's row or of its nearest visible
-    ancestor, else of the last row; ``None`` when no row is visible.
+    ancestor, else of the last row; ``None`` when no row is visible. ``complete`` is False
+    for a search answered in part (`build_view(..., partial=True)`): the rows matched so
+    far, ``total`` their count, and no selected row yet.
     """
 
     rows: list[Row]
@@ -87,6 +91,7 @@ class ViewPage:
     leaf_id: str | None
     offset: int = 0
     filter: str = "default"
+    complete: bool = True
 
     def footer_suffix(self) -> str:
         """The selector's footer suffix for this page's filter mode."""
@@ -99,8 +104,15 @@ def window_start(selected: int, count: int, max_rows: int) -> int:
 
 
 def _filtered(
-    source: TreeSource, leaf_id: str | None, mode: str, search: str | None, home: str | None = None
+    source: TreeSource,
+    leaf_id: str | None,
+    mode: str,
+    search: str | None,
+    home: str | None = None,
+    partial: tuple[int | None, float] | None = None,
 ) -> tuple[Filtered, ViewCache, Hashable]:
+    """The visible rows for this leaf, mode and search. ``partial`` (rows wanted, deadline):
+    a search that goes in steps may answer with the rows matched so far (`progressive`)."""
     cache = cache_of(source)
     version = source.version()
     current_search_cache(source, cache)
@@ -137,6 +149,16 @@ def _filtered(
             prev_filt = cache.filtered.get((prev_version, prev_leaf, mode, tuple(tokens), shome))
             if prev_filt is not None:
                 rows = visible_rows_extended(source, cache, flat, prev_filt, mode, tokens, shome)
+        if rows is None and tokens and _stepwise(source, cache):
+            prog = search_progress(source, cache, flat, key, leaf_id, mode, tokens, shome)
+            if partial is not None:
+                prog.advance(source, cache, partial[0], partial[1])
+            else:
+                prog.advance(source, cache, None, None)
+            if not prog.done:
+                return prog.filtered(), cache, version
+            cache.search_progress.pop(key, None)
+            rows = prog.matched
         if rows is None and tokens:
             # Typing on: a query whose every earlier token is inside one of its tokens
             # matches a subset of that query's rows, so only those are matched again.
@@ -158,6 +180,13 @@ def _filtered(
         filt = Filtered(flat, rows)
         cache_put(cache.filtered, key, filt, 8)
     return filt, cache, version
+
+
+def _stepwise(source: TreeSource, cache: ViewCache) -> bool:
+    """Whether a search of ``source`` goes in steps: a big session whose searchable texts
+    are not all known (`progressive`)."""
+    count = source.entry_count()
+    return count >= progressive_min() and cache.search_all_at != count
 
 
 def _lazy_rows(src: TreeSource, leaf: str | None, mode: str, search: str | None) -> LazyRows | None:
@@ -203,12 +232,16 @@ def build_view(
     limit: int | None = None,
     leaf_id: str | _LastEntry | None = _CURRENT,
     home: str | None = None,
+    partial: bool = False,
 ) -> ViewPage:
     """The tree as the selector renders it, one page at a time.
 
     ``source`` is a `TreeSource`, a ``SessionManager`` or a list of entry dicts. The leaf
     defaults to the source's current leaf; pass ``leaf_id`` to view from another node
     (``None``: no leaf, nothing reordered). ``offset``/``limit`` select the page.
+    With ``partial``, a search of a big session whose texts are not all known answers
+    with the rows matched so far once they fill the page or `PARTIAL_BUDGET` is spent
+    (``complete`` False); `progressive.continue_search` goes on with it.
     """
     if filter not in FILTER_MODES:
         raise ValueError(f"unknown filter mode {filter!r}; expected one of {', '.join(FILTER_MODES)}")
@@ -216,8 +249,14 @@ def build_view(
     leaf = src.get_leaf_id() if isinstance(leaf_id, _LastEntry) else leaf_id
     # The first build of a large view allocates a container or two per row; the cyclic
     # collector's passes over a heap of 100,000 skeletons would cost more than the build.
+    steps: tuple[int | None, float] | None = None
+    if partial:
+        steps = (
+            None if limit is None else max(0, offset) + max(0, limit),
+            time.perf_counter() + PARTIAL_BUDGET,
+        )
     with gc_paused():
-        return _build_view(src, leaf, filter, search, offset, limit, home)
+        return _build_view(src, leaf, filter, search, offset, limit, home, steps)
 
 
 def _build_view(
@@ -228,6 +267,7 @@ def _build_view(
     offset: int,
     limit: int | None,
     home: str | None,
+    steps: tuple[int | None, float] | None = None,
 ) -> ViewPage:
     if not scrub_text(search or "").split():
         kept = kept_page(src, leaf, filter, offset, limit, home)
@@ -245,11 +285,13 @@ def _build_view(
         total = lazy.total()
         selected = lazy.selected
         row_at = lazy.row
+        complete = True
     else:
-        filt, cache, version = _filtered(src, leaf, filter, search, home)
+        filt, cache, version = _filtered(src, leaf, filter, search, home, steps)
         flat = filt.flat
         total = len(filt.rows)
         selected = _selected(filt, src, leaf)
+        complete = filt.complete
         flat_rows = filt.rows
         row_at = lambda r: flat_rows[r]  # noqa: E731
     start = max(0, offset)
@@ -280,4 +322,6 @@ def _build_view(
                 timestamp=entry.get("timestamp"),
             )
         )
+    if not complete:
+        return ViewPage(rows, total, None, leaf, start, filter, complete=False)
     return ViewPage(rows, total, selected, leaf, start, filter)

@@ -9,6 +9,7 @@ resolved at query time.
 
 from __future__ import annotations
 
+import os
 from bisect import bisect_right
 from collections.abc import Hashable, Mapping
 from itertools import accumulate, compress, islice, repeat
@@ -25,8 +26,11 @@ from .source import TreeSource
 from .tool_calls import CallIndex, call_index
 
 __all__ = [
+    "KEEP_TEXTS_MAX",
     "current_search_cache",
     "fill_search_text",
+    "forget_search_texts",
+    "keep_texts_max",
     "search_display",
     "search_rows",
     "searchable_parts",
@@ -192,6 +196,25 @@ def fill_search_text(source: TreeSource, cache: ViewCache, ids: list[str]) -> No
             orders[eid] = sk.order if sk is not None else None
 
 
+def forget_search_texts(cache: ViewCache, ids: list[str]) -> None:
+    """Let go of the searchable texts of ``ids`` (a search too big to keep them)."""
+    texts = cache.search_text
+    orders = cache.search_order
+    calls = cache.search_call
+    folded = cache.search_folded
+    shown: list[Hashable] = []
+    for eid in ids:
+        texts.pop(eid, None)
+        orders.pop(eid, None)
+        for kept in (calls.pop(eid, None), folded.pop(eid, None)):
+            if kept is not None:
+                shown.append(kept[0])
+    if shown and cache.call_index is not None:
+        cache.call_index.let_go(shown)
+    cache.search_gen += 1
+    cache.search_all_at = -1
+
+
 def _read_many(source: TreeSource, index: Any, ids: list[str]) -> list[Mapping[str, Any] | None]:
     """The entries of ``ids``; many of an index's are streamed past its entry cache (a
     search reads every entry once: it must not evict what the pages keep reading)."""
@@ -276,9 +299,26 @@ def search_rows(
 
 
 _BUFFER_MIN = 2048  # below this many rows, matching row by row costs no more
-# Above this many rows the buffer is not made: it holds a second copy of every text (about
-# 200 MB for a million entries), and such sessions get no idle-time texts either.
-_BUFFER_MAX = 300_000
+#: Above this many entries a session's searchable texts are not kept between queries (those
+#: of a million entries would hold several hundred megabytes): a search reads them step by
+#: step and lets each step's go (`progressive`). Nor is the buffer made above this many
+#: rows (a second copy of every text), nor are texts built in idle time.
+#: ``SESSIONTREE_SEARCH_TEXTS_MAX`` sets another bound (`keep_texts_max`).
+KEEP_TEXTS_MAX = 300_000
+_BUFFER_MAX = KEEP_TEXTS_MAX
+
+
+def keep_texts_max() -> int:
+    """The entry count up to which searchable texts are kept (the environment's, when set)."""
+    raw = os.environ.get("SESSIONTREE_SEARCH_TEXTS_MAX")
+    if raw:
+        try:
+            return max(0, int(raw))
+        except ValueError:
+            pass
+    return KEEP_TEXTS_MAX
+
+
 _DENSE_PROBE = 256  # hits found in the buffer before it is judged how dense they are
 
 

@@ -121,6 +121,18 @@ class CallIndex:
                 owner[cid] = lst[0]
                 del dups[cid]
 
+    def let_go(self, call_ids: Any) -> None:
+        """Forget what was read and shown of these calls (read again when asked): a search
+        too big to keep its texts lets go of its calls' too."""
+        owner = self.owner
+        calls = self.calls
+        memo = self.memo
+        for cid in call_ids:
+            eid = owner.get(cid)
+            if eid is not None:
+                calls.pop(eid, None)
+                memo.pop((eid, cid), None)
+
     def preload(self, source: TreeSource, eids: Any) -> None:
         """Read the calls of many messages at once (a search shows many tool results)."""
         index = source.bulk_index()

@@ -12,7 +12,7 @@ from sessiontree_protocol import types as t
 from sessiontree.core import view as core_view
 from sessiontree.core.errors import EntryNotFoundError
 from sessiontree.core.format.persistence import resolve_blob_refs
-from sessiontree.lsp import errors, mapping
+from sessiontree.lsp import errors, mapping, search_steps
 from sessiontree.lsp.handlers import register
 from sessiontree.lsp.server import SessionTreeServer
 
@@ -108,9 +108,14 @@ async def view(ls: SessionTreeServer, p: t.ViewParams) -> t.ViewResult:
             if p.leaf_id is not None:
                 mapping.require_entry(session.manager, p.leaf_id)
             kw["leaf_id"] = p.leaf_id
+        if p.partial:
+            kw["partial"] = True
         return mapping.view_result(core_view.build_view(session.manager, **kw))
 
-    return await ls.registry.call(session, work)
+    result = await ls.registry.call(session, work)
+    if result.complete is False:
+        search_steps.go_on(ls, session)  # the rest in idle time, then didCompleteSearch
+    return result
 
 
 async def children(ls: SessionTreeServer, p: t.ChildrenParams) -> t.EntrySummariesResult:

@@ -10,8 +10,9 @@ and a half for 100,000 entries). A session opened (or reloaded) in the daemon ge
 in slices of a thousand entries through the session's own queue, so a request or a live
 change that arrives meanwhile waits for one slice (about 15 ms) at most, and the first
 query finds the texts ready.
-Sessions above `WARM_MAX_ENTRIES` are left to their first search (the texts of a million
-entries would hold a few hundred megabytes), and so are small ones (a first search of a few
+Sessions above `core.view.search.keep_texts_max()` entries are left to their first search,
+which reads their texts in steps and lets them go (the texts of a million entries would hold
+several hundred megabytes), and so are small ones (a first search of a few
 thousand entries is quick). The texts are read past the session's entry cache.
 """
 
@@ -26,13 +27,13 @@ from typing import Any, Final
 
 from sessiontree.core import view as core_view
 from sessiontree.core.session.split_scan import in_forked_child
+from sessiontree.core.view.search import keep_texts_max
 from sessiontree.lsp.registry import OpenSession, Registry, RegistryEvent
 from sessiontree.lsp.server import SessionTreeServer
 
 log = logging.getLogger(__name__)
 
 WARM_MIN_ENTRIES: Final = 5_000  # below this a first search is quick anyway
-WARM_MAX_ENTRIES: Final = 300_000
 WARM_SLICE: Final = 1024  # entries per slice: about 15 ms of work
 WARM_PAUSE: Final = 0.005  # between slices, so a live change or a request takes the lock first
 CACHE_QUIET: Final = 1.0  # seconds without a client's call before the filter sets and the cache
@@ -58,7 +59,7 @@ async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
                 break
             await asyncio.sleep(WARM_PAUSE)
         # The hidden sets of the other filter modes (one mode per slice: for a million
-        # entries each is a few hundred ms) and, below WARM_MAX_ENTRIES, their rows for the
+        # entries each is a few hundred ms) and, when their texts are kept, their rows for the
         # current leaf; then the index cache: only while nobody calls on the session.
         for mode in core_view.WARM_FILTER_MODES:
             session = await _quiet(registry, handle)
@@ -123,7 +124,7 @@ def _on_event(ls: SessionTreeServer, ev: RegistryEvent) -> None:
     manager = session.manager
     if manager is None:
         return
-    search = WARM_MIN_ENTRIES <= len(manager.index) <= WARM_MAX_ENTRIES
+    search = WARM_MIN_ENTRIES <= len(manager.index) <= keep_texts_max()
     handle = session.handle
     try:
         loop = asyncio.get_running_loop()  # an open registers its session on the loop
