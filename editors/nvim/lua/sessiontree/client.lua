@@ -44,6 +44,7 @@ M.notifications = {
   did_change_label = "session/didChangeLabel",
   did_reload = "session/didReload",
   did_change_list = "session/didChangeList",
+  did_complete_search = "session/didCompleteSearch",
 }
 
 local client_id ---@type integer|nil

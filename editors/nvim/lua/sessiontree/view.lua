@@ -44,6 +44,7 @@ local win_valid = window.win_valid
 ---@field renders integer bumped after every render (tests and statuslines can watch it)
 ---@field loading boolean a reload is in flight
 ---@field paging boolean a page (more rows at either end) is being fetched
+---@field searching boolean the rows are those a search found so far (`partial`)
 
 ---@type table<integer, sessiontree.State>
 local states = {}
@@ -258,6 +259,15 @@ function M.subscribe()
   )
   client.on(n.did_change_label, reload)
   client.on(n.did_reload, reload)
+  -- a search shown in part has every row now: fetch them (the row under the cursor stays)
+  client.on(
+    n.did_complete_search,
+    for_session(function(state)
+      if state.searching then
+        M.schedule_reload(state)
+      end
+    end)
+  )
 end
 
 return M

@@ -15,6 +15,9 @@ local function view_params(state, offset, limit)
   local p = { session = state.session, filter = state.filter, offset = offset, limit = limit }
   if state.search and state.search ~= "" then
     p.search = state.search
+    -- a big session's search answers with the rows found so far; the rest comes with
+    -- `session/didCompleteSearch` (view.lua reloads then)
+    p.partial = true
   end
   if state.focus_id then
     p.leafId = state.focus_id
@@ -32,6 +35,7 @@ local function accept(state, result, offset)
   state.total = result.total or #state.rows
   state.leaf_id = result.leafId ~= vim.NIL and result.leafId or nil
   state.selected_index = result.selectedIndex
+  state.searching = result.complete == false
 end
 
 --- Fetch the rows again (after a change, a filter or a search) and redraw.
@@ -101,7 +105,10 @@ function M.reload(state, opts)
         end
       end
     end
-    if found or loaded(sel) or sel == nil or state.total == 0 then
+    -- (a search shown in part has no selected row: its first rows, when the window
+    -- asked for lies past the rows found so far)
+    local past_end = sel == nil and #state.rows == 0 and offset > 0
+    if found or loaded(sel) or (sel == nil and not past_end) or state.total == 0 then
       render.render(state)
       if found then
         window.focus_id(state, keep)
@@ -114,7 +121,7 @@ function M.reload(state, opts)
       return done()
     end
     -- the row to show is outside the loaded window: fetch a window around it
-    local around = math.max(0, math.min(sel - math.floor(page / 2), state.total - page))
+    local around = sel and math.max(0, math.min(sel - math.floor(page / 2), state.total - page)) or 0
     client.request(client.methods.view, view_params(state, around, page), function(err2, result2)
       if gen ~= state.gen or not vim.api.nvim_buf_is_valid(state.buf) then
         return
@@ -148,6 +155,7 @@ local function fetch_page(state, offset, limit, apply)
       return report(err, "session/view")
     end
     state.total = result.total or state.total
+    state.searching = result.complete == false
     apply(result.rows or {})
     render.update_winbar(state)
     state.renders = state.renders + 1

@@ -113,7 +113,7 @@ function M.update_winbar(state)
   if state.search and state.search ~= "" then
     table.insert(parts, "%#SessionTreeSearch# /" .. esc(state.search) .. "/")
   end
-  table.insert(parts, "%#SessionTreeFooter#%=" .. state.total .. " rows ")
+  table.insert(parts, "%#SessionTreeFooter#%=" .. M.count(state) .. " ")
   vim.wo[state.win].winbar = table.concat(parts, "")
 end
 
@@ -123,7 +123,16 @@ function M.footer(state)
   if state.search and state.search ~= "" then
     s = s .. " /" .. state.search .. "/"
   end
-  return s .. " " .. state.total .. " rows"
+  return s .. " " .. M.count(state)
+end
+
+--- The row count of the footer: "N rows", or "searching… N so far" while a search of a big
+--- session is still going on (the daemon sends the rest with `session/didCompleteSearch`).
+function M.count(state)
+  if state.searching then
+    return "searching… " .. state.total .. " so far"
+  end
+  return state.total .. " rows"
 end
 
 local function reindex(state)
