@@ -8,7 +8,7 @@ import type { CurrentSession } from './session';
 import { hasChatModel, summarizeWithModel } from './summarize';
 import { offerResumeInstead } from './agents';
 import type { RowNode } from './views/rows';
-import { LoadMoreElement, type SessionTreeProvider, type TreeElement, type TreeViewState } from './views/sessionTree';
+import { LoadMoreElement, type SessionTreeProvider, type TreeElement, treeMessage } from './views/sessionTree';
 import type { SessionsProvider } from './views/sessions';
 import { sessionLabel } from './views/sessions';
 
@@ -47,29 +47,6 @@ function isSessionInfo(x: unknown): x is SessionInfo {
   return !!x && typeof x === 'object' && 'path' in x && 'messageCount' in x;
 }
 
-/**
- * The banner above the Session Tree rows: the filter and search in force, and, while they are,
- * what an empty view means. (VS Code shows a view's welcome text only while it has no
- * message, so with a filter or search the banner has to say "Loading…" or "Nothing matches".)
- */
-export function treeMessage(state: TreeViewState, filter: FilterMode, search: string): string | undefined {
-  const parts: string[] = [];
-  if (filter !== 'default') {
-    parts.push(`filter: ${filter}`);
-  }
-  if (search) {
-    parts.push(`search: "${search}"`);
-  }
-  if (!parts.length) {
-    return undefined;
-  }
-  if (state === 'loading') {
-    parts.unshift('Loading…');
-  } else if (state === 'empty') {
-    parts.unshift('Nothing matches');
-  }
-  return parts.join(' · ');
-}
 
 /** Registers every command. */
 export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
@@ -139,7 +116,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     };
 
   const updateTitleMessage = () => {
-    treeView.message = treeMessage(tree.viewState, tree.filter, tree.search);
+    treeView.message = treeMessage(tree.viewState, tree.filter, tree.search, tree.searchFound);
     void vscode.commands.executeCommand('setContext', ContextKey.hasSearch, !!tree.search);
   };
 
@@ -174,6 +151,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 
   return [
     tree.onDidChangeViewState(() => updateTitleMessage()),
+    tree.onDidLoad(() => updateTitleMessage()),
     reg(Command.sessionsRefresh, () => sessions.refresh()),
     reg(Command.sessionsShowAll, async () => {
       sessions.setShowAll(true);

@@ -53,6 +53,7 @@ export const Notification = {
   didChangeLabel: 'session/didChangeLabel',
   didReload: 'session/didReload',
   didChangeList: 'session/didChangeList',
+  didCompleteSearch: 'session/didCompleteSearch',
 } as const;
 
 /** JSON-RPC error codes of PROTOCOL.md "Errors". */

@@ -70,8 +70,11 @@ export interface Row {
 export interface ViewResult {
   rows: Row[];
   total: number;
-  selectedIndex: number;
+  /** null when no row is visible, and while a search is shown in part. */
+  selectedIndex: number | null;
   leafId: string | null;
+  /** false: a `partial` search's rows found so far (`total` counts them). */
+  complete?: boolean;
 }
 
 export interface NavigateResult {

@@ -29,6 +29,37 @@ export type TreeElement = RowNode | LoadMoreElement;
  */
 export type TreeViewState = 'none' | 'loading' | 'empty' | 'rows' | 'failed';
 
+/**
+ * The banner above the Session Tree rows: the filter and search in force, and, while they are,
+ * what an empty view means. (VS Code shows a view's welcome text only while it has no
+ * message, so with a filter or search the banner has to say "Loading…" or "Nothing matches".)
+ */
+export function treeMessage(
+  state: TreeViewState,
+  filter: FilterMode,
+  search: string,
+  found?: number,
+): string | undefined {
+  const parts: string[] = [];
+  if (filter !== 'default') {
+    parts.push(`filter: ${filter}`);
+  }
+  if (search) {
+    parts.push(`search: "${search}"`);
+  }
+  if (!parts.length) {
+    return undefined;
+  }
+  if (found !== undefined) {
+    parts.unshift(`Searching… ${found} found so far`); // the rest comes with didCompleteSearch
+  } else if (state === 'loading') {
+    parts.unshift('Loading…');
+  } else if (state === 'empty') {
+    parts.unshift('Nothing matches');
+  }
+  return parts.join(' · ');
+}
+
 /** Options of the provider, injectable for tests. */
 export interface SessionTreeOptions {
   pageSize: number;
@@ -69,6 +100,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
   private readonly options: SessionTreeOptions;
   private shownKey: string | undefined;
   private keepFocusOnce = false;
+  private found: number | undefined;
   filter: FilterMode;
   search = '';
   /**
@@ -117,6 +149,14 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
         }
       }),
     );
+    // a search shown in part (the rows found so far) has every row now: load them
+    this.disposables.push(
+      daemon.onNotification(Notification.didCompleteSearch, (params: { session?: string }) => {
+        if (params && params.session === this.session.value?.handle && this.found !== undefined) {
+          void this.refresh();
+        }
+      }),
+    );
     for (const method of [
       Notification.didChange,
       Notification.didNavigate,
@@ -138,6 +178,14 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
 
   get currentLeafId(): string | null {
     return this.leafId;
+  }
+
+  /**
+   * While a search of a big session goes on: the rows it found so far (the view shows them,
+   * the rest come with `session/didCompleteSearch`); undefined once the rows are all known.
+   */
+  get searchFound(): number | undefined {
+    return this.found;
   }
 
   /** What the view shows, or waits for. */
@@ -246,6 +294,8 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     };
     if (this.search) {
       params.search = this.search;
+      // a big session's search answers with the rows found so far (`complete: false`)
+      params.partial = true;
     }
     if (this.focusId !== undefined) {
       params.leafId = this.focusId;
@@ -273,7 +323,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     const head = headRequest(this.segments, page);
     const first = await this.daemon.request<ViewResult>(Method.view, this.viewParams(head.offset, head.limit));
     const segments: Segment[] = [{ start: 0, rows: first.rows }];
-    const sel = first.selectedIndex;
+    const sel = first.selectedIndex ?? -1;
     const window = leafWindowRequest(this.segments, first.rows.length, first.total, sel, page);
     if (window) {
       const win = await this.daemon.request<ViewResult>(Method.view, this.viewParams(window.offset, window.limit));
@@ -287,11 +337,13 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     this.total = first.total;
     this.leafId = first.leafId;
     this.selectedIndex = sel;
+    this.found = first.complete === false ? first.total : undefined;
     this.rebuild();
     if (session.leafId !== first.leafId && this.focusId === undefined) {
       session.leafId = first.leafId;
     }
-    this.setViewState(first.total > 0 ? 'rows' : 'empty');
+    // a search that goes on has not found nothing yet: it is still loading
+    this.setViewState(first.total > 0 ? 'rows' : this.found !== undefined ? 'loading' : 'empty');
     this.changeEmitter.fire();
     this.loadEmitter.fire({ session, leafId: first.leafId, leafChanged: oldLeaf !== first.leafId });
   }
@@ -311,6 +363,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     this.segments = mergeSegments([...this.segments, { start: target.offset, rows: page.rows }]);
     this.total = page.total;
     this.leafId = page.leafId;
+    this.found = page.complete === false ? page.total : undefined;
     this.rebuild();
     this.changeEmitter.fire();
   }

@@ -137,8 +137,10 @@ async function main() {
   let stopServer = () => undefined;
   try {
     const started = await h.startCodeServer({
-      // the daemon's own cache (index, locks) and navigation state follow XDG into tmp
-      env: { ...env, PI_CODING_AGENT_DIR: agent },
+      // the daemon's own cache (index, locks) and navigation state follow XDG into tmp; the
+      // 100,000-entry session is one too big to keep its searchable texts, so its searches
+      // answer in steps whatever the daemon's idle time did (firstRows.test.js)
+      env: { ...env, PI_CODING_AGENT_DIR: agent, SESSIONTREE_SEARCH_TEXTS_MAX: '60000' },
       userDataDir: path.join(tmp, 'user'),
       extensionsDir: path.join(tmp, 'ext'),
       extraArgs: ['--vscode-option', 'enable-smoke-test-driver'],

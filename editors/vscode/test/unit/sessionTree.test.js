@@ -2,7 +2,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const vscode = require('vscode');
-const { SessionTreeProvider, LoadMoreElement } = require('../../out/views/sessionTree');
+const { SessionTreeProvider, LoadMoreElement, treeMessage } = require('../../out/views/sessionTree');
 const { CurrentSession } = require('../../out/session');
 const { FakeDaemon, row, tick } = require('./helpers');
 
@@ -246,4 +246,59 @@ test('search results are flat; the depth markers of deep rows lead their labels'
   assert.deepEqual(top.map((n) => n.row.id), ['d0', 'd3', 'd6', 'd9']);
   assert.ok(top.every((n) => n.children.length === 0 && n.level === 0));
   assert.equal(tree.getTreeItem(top[3]).label, 'user: d9', 'no marker in a flat list');
+});
+
+test('a search shown in part (partial) loads every row once the daemon completes it', async () => {
+  const rows = makeRows(10);
+  let complete = false;
+  const daemon = new FakeDaemon({
+    'session/open': ({ path }) => ({ session: 'S1', path, header: { type: 'session', id: 'h' }, leafId: 'e9', entryCount: 10 }),
+    'session/view': ({ offset = 0, limit = 1000, search, partial }) => {
+      const hits = search ? rows.filter((r) => r.text.startsWith(search)) : rows;
+      if (search && partial && !complete) {
+        // the rows found so far: no selection yet
+        return { rows: hits.slice(0, 2).slice(offset, offset + limit), total: 2, selectedIndex: null, leafId: 'e9', complete: false };
+      }
+      return { rows: hits.slice(offset, offset + limit), total: hits.length, selectedIndex: hits.length - 1, leafId: 'e9' };
+    },
+  });
+  const current = new CurrentSession(daemon);
+  const tree = new SessionTreeProvider(daemon, current, { pageSize: 50, debounceMs: 10 });
+  await current.open('/tmp/s.jsonl');
+  await tree.whenIdle();
+  await tree.setSearch('assistant');
+  const asked = daemon.calls.filter(([m]) => m === 'session/view').at(-1)[1];
+  assert.equal(asked.partial, true, 'a search asks for a partial answer');
+  assert.equal(tree.searchFound, 2);
+  assert.equal(tree.viewState, 'rows');
+  assert.deepEqual(tree.loadedRows.map((r) => r.id), ['e1', 'e3']);
+  assert.equal(treeMessage(tree.viewState, tree.filter, tree.search, tree.searchFound), 'Searching… 2 found so far · search: "assistant"');
+  // another session's completion is not this view's
+  daemon.notify('session/didCompleteSearch', { session: 'S2', search: 'assistant', filter: 'default', leafId: 'x', total: 1 });
+  await tick(20);
+  assert.equal(tree.searchFound, 2);
+  complete = true;
+  daemon.notify('session/didCompleteSearch', { session: 'S1', search: 'assistant', filter: 'default', leafId: 'e9', total: 5 });
+  await tick(20);
+  await tree.whenIdle();
+  assert.equal(tree.searchFound, undefined);
+  assert.equal(tree.totalRows, 5);
+  assert.deepEqual(tree.loadedRows.map((r) => r.id), ['e1', 'e3', 'e5', 'e7', 'e9']);
+  assert.equal(treeMessage(tree.viewState, tree.filter, tree.search, tree.searchFound), 'search: "assistant"');
+});
+
+test('a search in progress that found nothing yet is loading, not "nothing matches"', async () => {
+  const daemon = new FakeDaemon({
+    'session/open': ({ path }) => ({ session: 'S1', path, header: { type: 'session', id: 'h' }, leafId: 'e0', entryCount: 1 }),
+    'session/view': ({ search }) =>
+      search ? { rows: [], total: 0, selectedIndex: null, leafId: 'e0', complete: false } : { rows: [row('e0', null, 0)], total: 1, selectedIndex: 0, leafId: 'e0' },
+  });
+  const current = new CurrentSession(daemon);
+  const tree = new SessionTreeProvider(daemon, current, { pageSize: 50, debounceMs: 10 });
+  await current.open('/tmp/s.jsonl');
+  await tree.whenIdle();
+  await tree.setSearch('rare');
+  assert.equal(tree.viewState, 'loading');
+  assert.equal(tree.searchFound, 0);
+  assert.equal(treeMessage(tree.viewState, tree.filter, tree.search, tree.searchFound), 'Searching… 0 found so far · search: "rare"');
 });

@@ -149,4 +149,31 @@ describe('First rows of a 100,000-entry session', function () {
       `${line}\nfrom the mouse press on the session in the Sessions view to the first rows of the Session Tree view in the DOM (code-server ${vscode.version}, Chromium); ${ENTRIES} entries, ${Math.round(fs.statSync(big).size / 1e6)} MB; cold: a fresh daemon, no index cache; warm: a fresh daemon, the index cache of the first open; ${new Date().toISOString()}\n`,
     );
   });
+  it('a search of it shows the rows found so far, then every row once the daemon completes it', async () => {
+    await waitFor('the session open', () => api.current.value && api.current.value.path === big, SANITY_MS);
+    await api.tree.whenIdle();
+    const handle = api.current.value.handle;
+    try {
+      await vscode.commands.executeCommand('sessiontree.tree.search', 'neovim');
+      // (run-e2e.js makes this session one whose texts are not kept: its searches go in steps)
+      const found = api.tree.searchFound;
+      assert.ok(found !== undefined, 'the first answer is the rows found so far');
+      assert.equal(api.tree.totalRows, found);
+      assert.equal(api.treeView.message, `Searching… ${found} found so far · search: "neovim"`);
+      const first = api.tree.loadedRows.map((r) => r.id);
+      assert.ok(first.length > 0, 'rows are shown while the search goes on');
+      await waitFor('the search completed', () => api.tree.searchFound === undefined, SANITY_MS);
+      await api.tree.whenIdle();
+      const whole = await api.daemon.request('session/view', { session: handle, search: 'neovim', limit: 1000 });
+      assert.equal(whole.complete, undefined, 'without partial the daemon answers whole');
+      assert.equal(api.tree.totalRows, whole.total);
+      assert.ok(whole.total > found, `${whole.total} rows in all, ${found} first`);
+      assert.equal(api.treeView.message, 'search: "neovim"');
+      const loaded = api.tree.loadedRows.map((r) => r.id);
+      assert.deepEqual(first, whole.rows.slice(0, first.length).map((r) => r.id), 'the rows found first are the first rows');
+      assert.deepEqual(loaded.slice(0, 100), whole.rows.slice(0, 100).map((r) => r.id));
+    } finally {
+      await vscode.commands.executeCommand('sessiontree.tree.clearSearch');
+    }
+  });
 });
