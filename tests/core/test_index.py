@@ -59,7 +59,6 @@ def snapshot(m: SessionManager) -> dict[str, Any]:
                 s.id,
                 s.parent_id,
                 s.type,
-                s.timestamp,
                 s.order,
                 s.role,
                 s.stop_reason,
@@ -525,7 +524,7 @@ def test_cached_skeletons_that_do_not_fit_their_file_are_scanned_again(tmp_path:
     cache_file = Path(IndexCache(str(tmp_path / "cache")).file_for(str(p)))
     fields = _cache_fields(cache_file)
     sks = msgspec.msgpack.decode(msgspec.msgpack.encode(fields[-1]))
-    order_at = 4  # Skeleton's fields in order: id, parent_id, type, timestamp, order, ...
+    order_at = 3  # Skeleton's fields in order: id, parent_id, type, order, ...
     if damage == "orders":
         sks[3][order_at], sks[4][order_at] = sks[4][order_at], sks[3][order_at]
     elif damage == "count":

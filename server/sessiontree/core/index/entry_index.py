@@ -20,11 +20,22 @@ from functools import cmp_to_key
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
+import msgspec
+
 from ..format.jscompat import date_ms
 from .skeleton import Skeleton, skeleton_from_dict
 from .usage import UsageTotals
 
 _by_offset = attrgetter("offset")
+
+
+class _Stamp(msgspec.Struct, gc=False):
+    id: Any = None
+    timestamp: Any = None
+
+
+# the timestamp of an entry's line, the rest skipped (siblings are ordered by it)
+_STAMP_DECODER = msgspec.json.Decoder(_Stamp)
 
 __all__ = ["EntryIndex", "gc_paused"]
 
@@ -494,18 +505,46 @@ class EntryIndex:
     def _ts_of(self, eid: str) -> float:
         v = self._ts.get(eid)
         if v is None:
-            ms = date_ms(self._by_id[eid].timestamp)
-            v = math.nan if ms is None else float(ms)
-            self._ts[eid] = v
+            self._read_timestamps([eid])
+            v = self._ts[eid]
         return v
+
+    def _read_timestamps(self, ids: Iterable[str]) -> None:
+        """The timestamps (ms, NaN when not a date) of these entries into `_ts`: skeletons do
+        not keep them, and only siblings are ordered by them. Entries held in memory give
+        theirs; file-backed ones are read from their lines in one pass in file order."""
+        ts = self._ts
+        by_id = self._by_id
+        want = [by_id[i] for i in dict.fromkeys(ids) if i not in ts]
+        if not want:
+            return
+        stamps: dict[str, Any] = {}
+        raw = self.raw_loader
+        backed = sorted((sk for sk in want if sk.offset >= 0), key=_by_offset)
+        if raw is not None and backed:
+            for sk, line in raw(backed):
+                try:
+                    got = _STAMP_DECODER.decode(line)
+                except msgspec.DecodeError:
+                    continue  # a line the fast decoder refuses: read as an entry below
+                if got.id == sk.id:  # else the file changed: the entry's read says so
+                    stamps[sk.id] = got.timestamp
+        for sk in want:
+            if sk.id not in stamps:
+                entry = self.entry_of(sk)
+                stamps[sk.id] = entry.get("timestamp") if isinstance(entry, dict) else None
+        for eid, value in stamps.items():
+            ms = date_ms(value)
+            ts[eid] = math.nan if ms is None else float(ms)
 
     def _build_tree(self) -> None:
         if not self._build_plain_tree():
             self._build_any_tree()
         ts_of = self._ts_of
-        for kids in self._children.values():
-            if len(kids) > 1:
-                self._sort_children(kids, ts_of)
+        multi = [kids for kids in self._children.values() if len(kids) > 1]
+        self._read_timestamps(k for kids in multi for k in kids)
+        for kids in multi:
+            self._sort_children(kids, ts_of)
         self._tree_ready = True
 
     def _build_plain_tree(self) -> bool:

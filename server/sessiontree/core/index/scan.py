@@ -53,7 +53,6 @@ class _JEntry(msgspec.Struct, gc=False):
     type: Any = None
     id: Any = None
     parentId: Any = None
-    timestamp: Any = None
     message: _JMessage | None = None
     targetId: Any = None
     label: Any = None
@@ -241,6 +240,11 @@ def scan_clean(
     raw_call_ids = _raw_call_ids
     find = data.find
     b = start  # start of the next line
+    # The decoder makes a new string of every value. The common ones are replaced by one
+    # shared object each (the type, role and stop reason of most entries, and a parent id
+    # equal to the previous entry's id, the parent of most entries): a comparison each,
+    # and about 200 MB less for a million entries.
+    prev_id: Any = None
     for e in decoded:
         a = b
         q = find(b"\n", a, n)
@@ -250,10 +254,17 @@ def scan_clean(
         etype = e.type
         m = e.message
         if m is not None and etype == "message":
+            etype = "message"
             role = m.role
-            stop = m.stopReason
+            reason = m.stopReason
+            if reason is not None:
+                if reason == "toolUse":
+                    reason = "toolUse"
+                elif reason == "stop":
+                    reason = "stop"
             tcid = m.toolCallId
             if role == "assistant":
+                role = "assistant"
                 has_text = raw_has_text(m.content)
                 # a line without the word has no call (no copy of the content to look)
                 calls = raw_call_ids(m.content) if find(_TOOL_CALL, a, q) >= 0 else ()
@@ -269,6 +280,10 @@ def scan_clean(
             else:
                 has_text = False
                 calls = None
+                if role == "toolResult":
+                    role = "toolResult"
+                elif role == "user":
+                    role = "user"
                 if role == "toolResult" and m.toolName == "task" and len(m.details):
                     try:
                         details = orjson.loads(memoryview(m.details))
@@ -285,7 +300,7 @@ def scan_clean(
                         u_cost += extra.cost
             label_target = label = None
         else:
-            role = stop = tcid = calls = None
+            role = reason = tcid = calls = None
             has_text = False
             if etype == "label":
                 label_target = e.targetId
@@ -300,15 +315,18 @@ def scan_clean(
             order += 1
             continue
         eid = e.id
+        pid = e.parentId
+        if pid == prev_id and pid is not None:
+            pid = prev_id
+        prev_id = eid
         append(
             Skeleton(
                 eid if type(eid) is str else None,
-                e.parentId,
+                pid,
                 etype,
-                e.timestamp,
                 order,
                 role,
-                stop,
+                reason,
                 has_text,
                 tcid,
                 label_target,

@@ -36,13 +36,13 @@ class Skeleton(msgspec.Struct, array_like=True, gc=False):
 
     `offset`/`length` give the entry's line in the session file, or `offset == -1` when the
     entry is held in memory. `order` is the position in file order (0 = first entry after
-    the header).
+    the header). The timestamp is not kept (73 MB for a million entries): only siblings are
+    ordered by it, and the index reads theirs when it sorts them (`EntryIndex._ts_of`).
     """
 
     id: Any
     parent_id: Any
     type: Any
-    timestamp: Any
     order: int
     role: Any = None
     stop_reason: Any = None
@@ -91,7 +91,6 @@ def skeleton_from_dict(entry: dict[str, Any], order: int) -> Skeleton:
         eid if isinstance(eid, str) else None,
         entry.get("parentId"),
         etype,
-        entry.get("timestamp"),
         order,
         role,
         stop,

@@ -195,11 +195,33 @@ def _reap(pid: int, kill: bool) -> int | None:
 
 
 def join_scans(first: CleanScan, rest: CleanScan) -> CleanScan:
-    """The two halves as one scan: the second half's orders follow the first's."""
+    """The two halves as one scan: the second half's orders follow the first's.
+
+    The reply decodes every string anew; as `scan_clean` does, the common values are made
+    one shared object each on the way (the type, role and stop reason of a message, a parent
+    id equal to the previous entry's id): about 100 MB less for a million entries."""
     shift = len(first.skeletons)
-    if shift:
-        for sk in rest.skeletons:
-            sk.order += shift
+    prev_id = first.skeletons[-1].id if shift else None
+    for sk in rest.skeletons:
+        sk.order += shift
+        if sk.type == "message":
+            sk.type = "message"
+            role = sk.role
+            if role == "assistant":
+                sk.role = "assistant"
+            elif role == "toolResult":
+                sk.role = "toolResult"
+            elif role == "user":
+                sk.role = "user"
+            stop = sk.stop_reason
+            if stop == "toolUse":
+                sk.stop_reason = "toolUse"
+            elif stop == "stop":
+                sk.stop_reason = "stop"
+        pid = sk.parent_id
+        if pid == prev_id and pid is not None:
+            sk.parent_id = prev_id
+        prev_id = sk.id
     first.skeletons.extend(rest.skeletons)
     first.usage.add_totals(rest.usage)
     return CleanScan(first.skeletons, first.usage, rest.end, rest.torn_tail)

@@ -16,7 +16,12 @@ from typing import Any
 from .flatten import Filtered, Flat
 from .tool_calls import CallIndex
 
-__all__ = ["ViewCache", "cache_of", "cache_put"]
+__all__ = ["BIG_VIEW", "ViewCache", "cache_of", "cache_put", "views_to_keep"]
+
+#: From this many rows a source keeps two flattened views instead of four (each holds a few
+#: lists of one item per row: about 100 MB for a million entries), and the rows and search
+#: results made from views it no longer keeps go with them.
+BIG_VIEW = 200_000
 
 
 class ViewCache:
@@ -82,6 +87,22 @@ def cache_of(source: Any) -> ViewCache:
     if cache is None:
         cache = _CACHES[source] = ViewCache()
     return cache
+
+
+def views_to_keep(cache: ViewCache, rows: int) -> int:
+    """How many flattened views a source of ``rows`` rows keeps; for a big one, the rows
+    and results made from views it no longer keeps are dropped (`BIG_VIEW`)."""
+    if rows < BIG_VIEW:
+        return 4
+    while len(cache.lazy) > 2:
+        cache.lazy.popitem(last=False)
+    while len(cache.flat) > 2:
+        cache.flat.popitem(last=False)
+    kept = {id(f) for f in cache.lazy.values()} | {id(f) for f in cache.flat.values()}
+    for od in (cache.lazy_rows, cache.filtered):
+        for key in [k for k, v in od.items() if id(v.flat) not in kept]:
+            del od[key]
+    return 2
 
 
 def cache_put(od: OrderedDict[Hashable, Any], key: Hashable, value: Any, keep: int) -> None:

@@ -144,8 +144,10 @@ def _mode_hidden(cache: ViewCache, index: Any, count: int, mode: str) -> set[str
         hidden = part("rule") | part("settings")
     elif mode == "no-tools":
         hidden = part("rule") | part("settings") | part("results")
+        parts.pop("results", None)  # no other mode's part: kept no longer than needed
     elif mode == "user-only":
-        hidden = set(part("not_user"))
+        hidden = part("not_user")
+        parts.pop("not_user", None)  # its own: taken rather than copied
     else:
         hidden = set(part("rule"))
     cache.hidden[mode] = hidden

@@ -19,7 +19,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Hashable
 from typing import Any
 
-from .cache import ViewCache
+from .cache import ViewCache, views_to_keep
 from .filters import hidden_ids, keeps
 from .flatten import Flat, PathSet, expand_runs
 from .source import TreeSource
@@ -394,6 +394,7 @@ def lazy_flat(source: TreeSource, cache: ViewCache, leaf_id: str | None) -> Lazy
     flat.distinct = distinct
     cache.lazy[key] = flat
     cache.lazy.move_to_end(key)
-    while len(cache.lazy) > 4:
+    keep = views_to_keep(cache, len(path))
+    while len(cache.lazy) > keep:
         cache.lazy.popitem(last=False)
     return flat

@@ -11,7 +11,7 @@ from ..format.jsonl import scrub_text
 from ..index import gc_paused
 from ..tree.context import LAST_ENTRY, _LastEntry
 from .adapters import as_tree_source
-from .cache import ViewCache, cache_of, cache_put
+from .cache import ViewCache, cache_of, cache_put, views_to_keep
 from .display import display_text, home_dir
 from .filters import FILTER_MODES, FILTER_SUFFIXES, visible_rows, visible_rows_extended
 from .flatten import Filtered, display_indent, extend, flatten, iter_active_path, prefix_of
@@ -137,6 +137,7 @@ def _filtered(
         flat.count = source.entry_count()
         flat.distinct = source.distinct_count()
         cache_put(cache.flat, fkey, flat, 4)
+        views_to_keep(cache, len(flat.ids))
     tokens = [t for t in scrub_text(search or "").lower().split() if t]
     # A search also matches tool-call displays, whose paths are shortened against home.
     shome = (home_dir() if home is None else home) if tokens else ""

@@ -240,10 +240,8 @@ def search_in_progress(source: Any) -> bool:
     """Whether the source has a search in progress for its current version."""
     src = as_tree_source(source)
     kept: dict[Key, SearchProgress] = cache_of(src).search_progress
-    for key, prog in kept.items():
-        if not (prog.abandoned or prog.done) and key[0] == src.version():
-            return True
-    return False
+    version = src.version()
+    return any(not (prog.abandoned or prog.done) and key[0] == version for key, prog in kept.items())
 
 
 def continue_search(source: Any, rows: int = STEP_ROWS) -> tuple[bool, dict[str, Any] | None]:
