@@ -162,3 +162,23 @@ def test_a_small_session_answers_whole(session_file: Path) -> None:
     page = build_view(mgr, search="neovim", limit=20, partial=True)
     assert page.complete and page.selected_index is not None
     assert not search_in_progress(mgr)
+
+
+def test_texts_built_ahead_end_the_steps(session_file: Path, stepwise: None) -> None:
+    """Once idle time built every text (`warm_search`), a search is whole at once, from the
+    buffer of every text the warm-up made (the steps are for texts not known)."""
+    from sessiontree.core.view import warm_search
+    from sessiontree.core.view.search import SearchBuffer
+
+    mgr = _open(session_file)
+    first = build_view(mgr, search="neovim", limit=20, partial=True)
+    assert not first.complete  # before: in steps
+    while not warm_search(mgr, 1000):
+        pass
+    cache = cache_of(as_tree_source(mgr))
+    buf = cache.search_buffer
+    assert isinstance(buf, SearchBuffer)
+    page = build_view(mgr, search="neovim s", limit=20, partial=True)
+    assert page.complete and page.selected_index is not None
+    assert cache.search_buffer is buf  # the warm-up's buffer answered it
+    assert _rows(page) == _rows(_whole(session_file, search="neovim s", limit=20))

@@ -59,10 +59,11 @@ def warm_search(source: Any, budget: int = 4096) -> bool:
             ci.preload(src, want[:budget])
             return False
     if not cache.warm_done:
+        # every entry has its text now: a query need not check each row's (nor go in steps,
+        # `progressive`: this one makes the buffer of every text the next queries use)
+        cache.search_all_at = src.entry_count()
         build_view(src, search="\x01", limit=0)
         cache.warm_done = True
-        # every entry has its text now: a query need not check each row's
-        cache.search_all_at = src.entry_count()
     return True
 
 
