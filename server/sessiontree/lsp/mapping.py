@@ -139,6 +139,43 @@ def view_result(page: Any) -> t.ViewResult:
     )
 
 
+def view_result_wire(page: Any) -> dict[str, Any]:
+    """A core ViewPage as the wire dict of `t.ViewResult`, without building the attrs objects
+    (a page is sent after every click, search, move and change: 500 rows cost about 2 ms
+    that way); equal to `unstructure(view_result(page))`."""
+    rows: list[dict[str, Any]] = []
+    append = rows.append
+    for r in page.rows:
+        d: dict[str, Any] = {
+            "id": _s(r.id),
+            "parentId": _s(r.parent_id),
+            "type": _s(r.type) or "",
+            "depth": r.depth,
+            "prefix": r.prefix,
+            "onActivePath": r.on_active_path,
+            "isLeaf": r.is_leaf,
+            "text": r.text,
+            "timestamp": _s(_ts(r.timestamp)),
+        }
+        role = r.role
+        if role is not None:
+            d["role"] = _s(role)
+        if r.label is not None:
+            d["label"] = r.label
+        if len(r.prefix) > SHORT_ART_WIDTH:
+            d["shortPrefix"] = r.short_prefix
+        append(d)
+    out: dict[str, Any] = {
+        "rows": rows,
+        "total": page.total,
+        "selectedIndex": page.selected_index,
+        "leafId": _s(page.leaf_id),
+    }
+    if not page.complete:
+        out["complete"] = False
+    return out
+
+
 def labels_result(items: Iterable[tuple[str, str]]) -> t.LabelsResult:
     """(target id, label) pairs -> wire LabelsResult."""
     return t.LabelsResult(labels=[t.LabelInfo(target_id=_s(k), label=_s(v)) for k, v in items])

@@ -94,10 +94,10 @@ async def tree(ls: SessionTreeServer, p: t.TreeParams) -> Any:
     return await ls.registry.call(session, tree_json, session.manager, p.flat, p.root_id, p.max_depth)
 
 
-async def view(ls: SessionTreeServer, p: t.ViewParams) -> t.ViewResult:
+async def view(ls: SessionTreeServer, p: t.ViewParams) -> dict[str, Any]:
     session = ls.registry.get(p.session)
 
-    def work() -> t.ViewResult:
+    def work() -> dict[str, Any]:
         kw: dict[str, Any] = {
             "filter": p.filter,
             "search": p.search,
@@ -110,10 +110,10 @@ async def view(ls: SessionTreeServer, p: t.ViewParams) -> t.ViewResult:
             kw["leaf_id"] = p.leaf_id
         if p.partial:
             kw["partial"] = True
-        return mapping.view_result(core_view.build_view(session.manager, **kw))
+        return mapping.view_result_wire(core_view.build_view(session.manager, **kw))
 
     result = await ls.registry.call(session, work)
-    if result.complete is False:
+    if result.get("complete") is False:
         search_steps.go_on(ls, session)  # the rest in idle time, then didCompleteSearch
     return result
 
