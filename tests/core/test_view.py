@@ -439,6 +439,41 @@ def test_cache_follows_appends() -> None:
     assert build_view(src, filter="labeled-only").total == 1
 
 
+def test_rows_kept_from_earlier_pages_follow_home_labels_and_calls() -> None:
+    """A page takes what earlier pages showed of their entries (`page._row_parts`) only while
+    it is what a fresh build shows: another home, a label, a call found later."""
+    call = {"type": "toolCall", "id": "t1", "name": "read", "arguments": {"path": "/home/u/x.py"}}
+    entries = [user("1", None), asst("2", "1", "", blocks=[call])]
+    result = ent("3", "2", message={"role": "toolResult", "toolCallId": "t1", "toolName": "read"})
+    orphan = ent("4", "3", message={"role": "toolResult", "toolCallId": "t7", "toolName": "ls"})
+    written = [*entries, result, orphan]
+    src = EntriesTreeSource(list(written))
+
+    def same(**kw: Any) -> list[str]:
+        got = [r.line() for r in build_view(src, filter="all", **kw).rows]
+        fresh = EntriesTreeSource(list(written))
+        assert got == [r.line() for r in build_view(fresh, filter="all", **kw).rows]
+        return got
+
+    assert "[read: ~/x.py]" in " ".join(same(home="/home/u"))
+    assert "[read: /home/u/x.py]" in " ".join(same(home="/elsewhere"))
+    assert "[ls]" in " ".join(same(home="/home/u"))  # no message has t7 (yet)
+    later = [
+        ent(
+            "5",
+            "4",
+            message={"role": "assistant", "content": [{**call, "id": "t7"}], "stopReason": "toolUse"},
+        ),
+        ent("6", "5", "label", targetId="1", label="mark"),
+    ]
+    for e in later:
+        src.append(e)
+        written.append(e)
+        shown = same(home="/home/u")
+    assert not any("[ls]" in line for line in shown)  # the call appended later is found
+    assert any("[mark] user: 1" in line for line in shown)
+
+
 def test_manager_view_follows_appends_and_new_sessions() -> None:
     from sessiontree.core.session import SessionManager
 

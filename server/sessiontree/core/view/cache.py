@@ -47,6 +47,9 @@ class ViewCache:
         # a query does not look up each row's entry to know its text is current
         self.search_all_at = -1
         self.search_buffer: Any = None
+        # what page rows showed of their entries, and for what (`page._row_parts`)
+        self.row_parts: dict[str, tuple[Any, ...]] = {}
+        self.row_parts_key: Hashable = None
         # the search in progress (`progressive`): at most one, by its filtered-list key
         self.search_progress: dict[Any, Any] = {}
         # the rows a search starts from: (flat ids, hidden set, (mode, leaf, sizes), rows)

@@ -20,7 +20,7 @@ from .opening import kept_page
 from .progressive import PARTIAL_BUDGET, progressive_min, search_progress
 from .search import current_search_cache, search_rows
 from .source import TreeSource
-from .tool_calls import LazyToolCalls
+from .tool_calls import LazyToolCalls, call_index
 from .tree_art import SHORT_ART_WIDTH as _SHORT_ART_WIDTH
 from .tree_art import short_prefix
 
@@ -183,6 +183,46 @@ def _filtered(
     return filt, cache, version
 
 
+_ROW_PARTS_MAX = 20_000  # rows whose entry's parts are kept (a few MB); then they start over
+
+
+def _row_parts(cache: ViewCache, src: TreeSource, home: str | None, flat: Any) -> dict[str, tuple[Any, ...]]:
+    """What rows showed of their entries, by id: (file order, parent id, type, role,
+    timestamp, display text). The next page of any leaf, filter or search takes them
+    instead of reading and parsing the entries again. Valid for the source's stored
+    content, the home paths are shortened against and the call index's generation (a tool
+    result shows its call); an id a later entry took (another file order) is read again."""
+    ci = cache.call_index
+    if ci is not None:
+        ci = call_index(src, cache, flat)  # with the entries appended since (a generation more)
+    key = (
+        src.content_version(),
+        home_dir() if home is None else home,
+        id(ci),
+        ci.gen if ci is not None else -1,
+    )
+    if cache.row_parts_key != key:
+        cache.row_parts = {}
+        cache.row_parts_key = key
+    return cache.row_parts
+
+
+def _keepable(cache: ViewCache, sk: Any) -> bool:
+    """Whether a row's parts hold whatever the leaf and later appends: a tool result's only
+    when one message has its call (a call not found yet may be appended; of an id several
+    messages have, the last in the flattened order wins, `tool_calls`; a second one or a
+    removal bumps the call index's generation, which ends every kept part)."""
+    if sk.role != "toolResult":
+        return True
+    ci = cache.call_index
+    if ci is None:
+        return True  # no call looked up: an id that is not hashable shows the tool's name
+    try:
+        return sk.tool_call_id in ci.owner
+    except TypeError:
+        return True
+
+
 def _stepwise(source: TreeSource, cache: ViewCache) -> bool:
     """Whether a search of ``source`` goes in steps: a big session whose searchable texts
     are not all known (`progressive`)."""
@@ -302,25 +342,52 @@ def _build_view(
     rows: list[Row] = []
     page_fis = [row_at(r) for r in range(start, end)]
     page_ids = [flat.ids[fi] for fi in page_fis]
-    page_entries = src.get_entries(page_ids)
-    for fi, eid, entry_or_none in zip(page_fis, page_ids, page_entries, strict=True):
-        sk = src.skeleton(eid)
-        entry = entry_or_none or {}
-        tool_calls.start = sk.parent_id if sk is not None else None
+    skeleton = src.skeleton
+    page_sks = [skeleton(eid) for eid in page_ids]
+    # what a row shows of its entry, kept from earlier pages (`_row_parts`): only the
+    # entries no page showed are read
+    kept_parts = _row_parts(cache, src, home, flat)
+    parts: list[tuple[Any, ...] | None] = []
+    for eid, sk in zip(page_ids, page_sks, strict=True):
+        got = kept_parts.get(eid)
+        parts.append(got if got is not None and sk is not None and got[0] == sk.order else None)
+    missing = [i for i, got in enumerate(parts) if got is None]
+    if missing:
+        read = src.get_entries([page_ids[i] for i in missing])
+        for i, entry_or_none in zip(missing, read, strict=True):
+            sk = page_sks[i]
+            entry = entry_or_none or {}
+            tool_calls.start = sk.parent_id if sk is not None else None
+            got = (
+                sk.order if sk is not None else None,
+                entry.get("parentId"),
+                entry.get("type") or (sk.type if sk is not None else ""),
+                (entry.get("message") or {}).get("role") if entry.get("type") == "message" else None,
+                entry.get("timestamp"),
+                scrub_text(display_text(entry, tool_calls, home)),
+            )
+            parts[i] = got
+            if entry_or_none is not None and sk is not None and _keepable(cache, sk):
+                kept_parts[page_ids[i]] = got
+        if len(kept_parts) > _ROW_PARTS_MAX:
+            kept_parts.clear()
+    active_path = flat.active_path
+    for fi, eid, got in zip(page_fis, page_ids, parts, strict=True):
+        assert got is not None
         label = labels.get(eid)
         rows.append(
             Row(
                 id=eid,
-                parent_id=entry.get("parentId"),
-                type=entry.get("type") or (sk.type if sk is not None else ""),
-                role=(entry.get("message") or {}).get("role") if entry.get("type") == "message" else None,
+                parent_id=got[1],
+                type=got[2],
+                role=got[3],
                 depth=display_indent(flat, fi),
                 prefix=prefix_of(flat, fi),
-                on_active_path=eid in flat.active_path,
+                on_active_path=eid in active_path,
                 is_leaf=eid == leaf,
                 label=scrub_text(label) if label else None,
-                text=scrub_text(display_text(entry, tool_calls, home)),
-                timestamp=entry.get("timestamp"),
+                text=got[5],
+                timestamp=got[4],
             )
         )
     if not complete:
