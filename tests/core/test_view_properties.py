@@ -277,13 +277,25 @@ def test_a_deep_linear_session_answers_its_first_pages_without_walking_the_rest(
 
 
 @settings(max_examples=120, deadline=None)
-@given(entries(), st.data())
+@given(entries(), st.data(), st.booleans())
 def test_the_lazy_walk_follows_appends_and_moves_like_a_whole_flattening(
-    ents: list[dict[str, Any]], data: Any
+    ents: list[dict[str, Any]], data: Any, big: bool
 ) -> None:
     """After appends (under the leaf, elsewhere, adopting an entry that waited for its
     parent, reusing an id) and leaf moves, the lazily walked pages equal a whole
-    flattening of the same entries."""
+    flattening of the same entries; also as a big source (two views kept, the rows made
+    from the others dropped: `cache.views_to_keep`)."""
+    from sessiontree.core.view import cache as view_cache
+
+    saved = view_cache.BIG_VIEW
+    view_cache.BIG_VIEW = 0 if big else saved
+    try:
+        _lazy_walk_follows(ents, data)
+    finally:
+        view_cache.BIG_VIEW = saved
+
+
+def _lazy_walk_follows(ents: list[dict[str, Any]], data: Any) -> None:
     ents = [dict(e) for e in ents]
     live = EntriesTreeSource(ents)
     for step in range(data.draw(st.integers(min_value=1, max_value=6))):

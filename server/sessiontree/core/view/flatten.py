@@ -9,7 +9,7 @@ under the leaf (what an agent does all the time).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, MutableSequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,10 @@ __all__ = [
     "iter_active_path",
     "prefix_of",
 ]
+
+
+#: A per-row column of a flattened view: indents or flags, as a list or a compact `array`.
+Column = MutableSequence[Any]
 
 
 class PathSet:
@@ -51,12 +55,13 @@ class PathSet:
 @dataclass(slots=True)
 class Flat:
     ids: list[str]
-    indent: list[int]
-    show_connector: list[bool]
-    is_last: list[bool]
+    # (lists, or a `LazyFlat`'s compact arrays: `Column`)
+    indent: Column
+    show_connector: Column
+    is_last: Column
     gutters: list[tuple[tuple[int, bool], ...]]
-    virtual_root: list[bool]
-    just_branched: list[bool]
+    virtual_root: Column
+    just_branched: Column
     multiple_roots: bool
     active_path: PathSet
     leaf: str | None = None
@@ -160,12 +165,12 @@ def flatten(source: TreeSource, leaf_id: str | None, chains: dict[str, list[str]
 
 _Arrays = tuple[
     list[str],
-    list[int],
-    list[bool],
-    list[bool],
+    Column,
+    Column,
+    Column,
     list[tuple[tuple[int, bool], ...]],
-    list[bool],
-    list[bool],
+    Column,
+    Column,
 ]
 _State = tuple[str, int, bool, bool, bool, tuple[tuple[int, bool], ...], bool]
 
@@ -319,6 +324,15 @@ def _flatten_nodes(source: TreeSource, roots: list[str], contains: set[str]) -> 
     return Flat(ids, indent_l, conn_l, last_l, gut_l, vr_l, jb_l, multi, PathSet(frozenset()))
 
 
+def _spliced(seq: Any, at: int, items: list[Any]) -> Any:
+    """``seq`` with ``items`` inserted at ``at``, of the same kind (a list, or the compact
+    arrays a `lazy.LazyFlat` keeps its per-row flags and indents in)."""
+    out = seq[:at]
+    out.extend(items)
+    out.extend(seq[at:])
+    return out
+
+
 def extend(source: TreeSource, prev: Flat, leaf_id: str | None) -> Flat | None:
     """The flat for ``leaf_id`` made from ``prev`` when only a chain was appended under its leaf.
 
@@ -355,13 +369,13 @@ def extend(source: TreeSource, prev: Flat, leaf_id: str | None) -> Flat | None:
     ci = indent + 1 if (prev.just_branched[p] and indent > 0) else indent
     at = p + 1
     flat = Flat(
-        prev.ids[:at] + chain + prev.ids[at:],
-        prev.indent[:at] + [ci] * k + prev.indent[at:],
-        prev.show_connector[:at] + [False] * k + prev.show_connector[at:],
-        prev.is_last[:at] + [True] * k + prev.is_last[at:],
-        prev.gutters[:at] + [child_gut] * k + prev.gutters[at:],
-        prev.virtual_root[:at] + [False] * k + prev.virtual_root[at:],
-        prev.just_branched[:at] + [False] * k + prev.just_branched[at:],
+        _spliced(prev.ids, at, chain),
+        _spliced(prev.indent, at, [ci] * k),
+        _spliced(prev.show_connector, at, [False] * k),
+        _spliced(prev.is_last, at, [True] * k),
+        _spliced(prev.gutters, at, [child_gut] * k),
+        _spliced(prev.virtual_root, at, [False] * k),
+        _spliced(prev.just_branched, at, [False] * k),
         prev.multiple_roots,
         prev.active_path.extended(chain),
     )

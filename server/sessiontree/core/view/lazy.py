@@ -15,13 +15,14 @@ that is not exactly the stored parents to a true root (an orphan, a loop) takes 
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Hashable
 from typing import Any
 
 from .cache import ViewCache, views_to_keep
 from .filters import hidden_ids, keeps
-from .flatten import Flat, PathSet, expand_runs
+from .flatten import Column, Flat, PathSet, expand_runs
 from .source import TreeSource
 
 __all__ = ["LazyFlat", "LazyRows", "lazy_flat"]
@@ -39,12 +40,13 @@ class LazyFlat:
     """
 
     ids: list[str]
-    indent: list[int]
-    show_connector: list[bool]
-    is_last: list[bool]
+    # (lists, or a `LazyFlat`'s compact arrays: `Column`)
+    indent: Column
+    show_connector: Column
+    is_last: Column
     gutters: list[tuple[tuple[int, bool], ...]]
-    virtual_root: list[bool]
-    just_branched: list[bool]
+    virtual_root: Column
+    just_branched: Column
     pushed: list[tuple[int, _State]]
     leaf_index: int
 
@@ -103,7 +105,10 @@ class LazyFlat:
             emit = False
         else:
             i = 0
-            ids, indent_l, conn_l, last_l, gut_l, vr_l, jb_l = [], [], [], [], [], [], []
+            ids, gut_l = [], []
+            # one byte a row for a flag, not a pointer (a million rows: 32 MB less a view)
+            indent_l = array("l")
+            conn_l, last_l, vr_l, jb_l = array("b"), array("b"), array("b"), array("b")
             first = path[0]
             others = [r for r in roots if r != first]
             n_roots = len(roots)
