@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sessiontree.core.store import TORN_LINE_BREAKER
 
 from .helpers import chain, line, message, write_session
 from .rawlsp import RawLsp
@@ -112,15 +113,40 @@ def test_a_line_in_flight_is_never_split_and_the_file_never_renamed(tmp_path: Pa
     out, _ = writer.communicate(timeout=60)
     raw_count = int(out.strip())
     assert f.stat().st_ino == inode, "the daemon replaced the file underneath the raw writer"
-    data = f.read_bytes()
-    assert b"# sessiontree" not in data, "a breaker line was written into another writer's line"
-    rows = _lines(f)  # every line is whole JSON: nothing was split
+    rows, garbage = _rows_and_garbage(f.read_bytes())
     ids = [r.get("id") for r in rows[1:]]
     raw_ids = [x for x in ids if isinstance(x, str) and x.startswith("raw")]
-    assert raw_ids == [f"raw{n:05d}" for n in range(1, raw_count + 1)]
+    # A line the raw writer begins in the instant between the daemon's look at the end and
+    # its write is glued to the daemon's line; the daemon sees it and writes its line again
+    # behind a breaker (docs/storage-format.md, "Append"). That costs the raw writer the one
+    # line it had begun, never one of ours, and shows as exactly three unreadable lines: the
+    # glued one, the breaker, and the rest of the raw line. A line in flight is otherwise
+    # never split: no breaker is written while another writer's line is unfinished.
+    glued = [g for g in garbage if TORN_LINE_BREAKER in g]
+    assert len(glued) <= 2, (
+        f"{len(glued)} glued appends in {RAW_WRITER_SECONDS:.0f} s: the look at the end failed"
+    )
+    assert len(garbage) <= 3 * len(glued), garbage[:6]
+    expected_raw = [f"raw{n:05d}" for n in range(1, raw_count + 1)]
+    lost = [x for x in expected_raw if x not in set(raw_ids)]
+    assert raw_ids == [x for x in expected_raw if x not in set(lost)]
+    assert len(lost) == len(glued), (lost, len(glued))
     assert sorted(x for x in ids if x in set(ours)) == sorted(ours)
-    assert len(ids) == len(set(ids)) == len(entries) - 1 + raw_count + len(ours)
+    assert len(ids) == len(set(ids)) == len(entries) - 1 + raw_count - len(lost) + len(ours)
     assert len(ours) > 50 and raw_count > 10
+
+
+def _rows_and_garbage(data: bytes) -> tuple[list[dict[str, Any]], list[bytes]]:
+    rows: list[dict[str, Any]] = []
+    garbage: list[bytes] = []
+    for x in data.splitlines():
+        if not x.strip():
+            continue
+        try:
+            rows.append(json.loads(x))
+        except ValueError:
+            garbage.append(x)
+    return rows, garbage
 
 
 def test_an_append_to_a_file_without_its_header_is_refused(tmp_path: Path, daemon: RawLsp) -> None:

@@ -58,7 +58,11 @@ def _append_checked(fd: int, lines: bytes) -> None:
     and the lines are written once more behind a breaker line, so nothing acknowledged is
     lost: the glued line is garbage to every reader, the copy is whole.
     """
-    payload = separator_after(settled_tail(fd)) + lines
+    tail = settled_tail(fd)
+    # Nothing between the look and the write but the write itself when the file ends
+    # with a newline (the common case): the moment another writer could slip into is a
+    # system call long.
+    payload = lines if tail is None else separator_after(tail) + lines
     write_all(fd, payload)
     start = os.lseek(fd, 0, os.SEEK_CUR) - len(payload)
     if start > 0 and payload[:1] != b"\n" and os.pread(fd, 1, start - 1) != b"\n":
