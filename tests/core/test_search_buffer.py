@@ -216,3 +216,20 @@ def test_typing_narrows_the_last_query_and_finds_what_a_fresh_query_finds(
     finally:
         mgr.close()
         fresh.close()
+
+
+@pytest.mark.parametrize("drop_share", [0.0, 0.001, 0.02, 0.2, 0.9])
+def test_rows_are_taken_out_as_set_operations_would(drop_share: float) -> None:
+    """`_without` (bisection and slices for a few rows, a C loop for many) and `_among`
+    give exactly the set operations' rows, in order, whatever lies at the ends."""
+    import random
+
+    rng = random.Random(int(drop_share * 1000))
+    for _ in range(60):
+        n = rng.randrange(0, 3000)
+        rows = sorted(rng.sample(range(n * 2), n))
+        drop = {r for r in range(n * 2) if rng.random() < drop_share}
+        if rows and rng.random() < 0.3:
+            drop |= {rows[0], rows[-1]}
+        assert search_mod._without(rows, drop) == [r for r in rows if r not in drop]
+        assert search_mod._among(set(drop), rows) == drop & set(rows)

@@ -10,9 +10,9 @@ resolved at query time.
 from __future__ import annotations
 
 import os
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Hashable, Mapping
-from itertools import accumulate, compress, islice, repeat
+from itertools import accumulate, compress, filterfalse, islice, repeat
 from operator import contains
 from typing import Any
 
@@ -340,6 +340,9 @@ class SearchBuffer:
         self.text = "\n".join(parts)
         self.starts = list(accumulate(map(len, parts), lambda a, n: a + n + 1, initial=0))
         self._row_of: dict[str, int] | None = None
+        # (the visible rows a search started from, the rows not among them): the same list
+        # serves every query of a view and mode (`filters.visible_rows` keeps it)
+        self._absent: tuple[list[int], set[int]] | None = None
 
     def rows_with(self, token: str) -> list[int]:
         """The rows whose text holds ``token``, ascending.
@@ -369,6 +372,16 @@ class SearchBuffer:
     def keep_with(self, rows: list[int], token: str) -> list[int]:
         """Those of ``rows`` whose text holds ``token`` (in their order)."""
         return list(compress(rows, map(contains, map(self.parts.__getitem__, rows), repeat(token))))
+
+    def absent(self, rows: list[int]) -> set[int]:
+        """The rows of this buffer's tree that ``rows`` (ascending, at least half of them)
+        leaves out; made once for a given list."""
+        kept = self._absent
+        if kept is not None and kept[0] is rows:
+            return kept[1]
+        out = set(range(self.count)).difference(rows) if len(rows) != self.count else set()
+        self._absent = (rows, out)
+        return out
 
     def rows_of(self, ids: Any) -> set[int]:
         """The rows of those of ``ids`` that are rows of this buffer's tree."""
@@ -402,32 +415,59 @@ def _buffer_rows(
     labels = source.labels
     calls = cache.search_call
     special = buf.rows_of(set(labels) | set(calls) if calls else labels)
-    wanted = set(indices) if len(indices) != buf.count else None
-    if wanted is not None:
-        special &= wanted
     if len(indices) * 2 < buf.count:
         # few rows to look at (typing on: the last query's rows): each token is tested
         # on them, the longest (likely the rarest) first, without a look through the buffer
+        if special:
+            special = _among(special, indices)
         hits = [r for r in indices if r not in special] if special else indices
         rest = sorted(tokens, key=len, reverse=True)
     else:
-        # the longest token is likely the rarest: found in the buffer, the others checked on its rows
+        # the longest token is likely the rarest: found in the buffer, the others checked
+        # on its rows; the rows not shown (kept per view) and the odd ones are taken out
+        absent = buf.absent(indices)
+        if special and absent:
+            special -= absent
         first = max(tokens, key=len)
         rest = [t for t in tokens if t is not first]
-        hits = buf.rows_with(first)
-        if len(indices) != buf.count or special:
-            # set operations instead of a test per row: the visible rows, without the odd ones
-            keep = set(hits)
-            if wanted is not None:
-                keep &= wanted
-            keep -= special
-            hits = sorted(keep)
+        hits = _without(buf.rows_with(first), absent | special if special else absent)
     for t in rest:
         hits = buf.keep_with(hits, t)
     if not special:
         return hits
     odd = sorted(special)
     return sorted(hits + _match_rows(source, cache, flat, odd, tokens, home, ci))
+
+
+def _among(rows: set[int], within: list[int]) -> set[int]:
+    """Those of ``rows`` that ``within`` (ascending) holds: by bisection when they are few."""
+    if len(rows) * 32 > len(within):
+        return rows & set(within)
+    n = len(within)
+    return {r for r in rows if (i := bisect_left(within, r)) < n and within[i] == r}
+
+
+def _without(rows: list[int], drop: set[int]) -> list[int]:
+    """``rows`` (ascending) without those in ``drop``, in their order.
+
+    A few rows to drop (a view hides few, a session has few labels) are found by bisection
+    and the rest copied in slices; many are tested row by row in a C loop."""
+    if not drop:
+        return rows
+    if len(drop) * 32 > len(rows):
+        return list(filterfalse(drop.__contains__, rows))
+    out: list[int] = []
+    start = 0
+    n = len(rows)
+    for r in sorted(drop):
+        i = bisect_left(rows, r, start)
+        if i < n and rows[i] == r:
+            out += rows[start:i]
+            start = i + 1
+    if start == 0:
+        return rows
+    out += rows[start:]
+    return out
 
 
 def _match_rows(
