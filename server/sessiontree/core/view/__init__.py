@@ -21,7 +21,14 @@ from .progressive import continue_search, search_in_progress
 from .search import searchable_text
 from .source import TreeSource
 from .summaries import EntrySummary, entry_summaries_bulk, entry_summary
-from .warmup import WARM_FILTER_MODES, opening_view_due, save_opening_view, warm_filters, warm_search
+from .warmup import (
+    WARM_FILTER_MODES,
+    opening_view_due,
+    save_opening_view,
+    warm_filters,
+    warm_rows,
+    warm_search,
+)
 
 __all__ = [
     "FILTER_MODES",
@@ -50,6 +57,7 @@ __all__ = [
     "search_in_progress",
     "searchable_text",
     "warm_filters",
+    "warm_rows",
     "warm_search",
     "window_start",
 ]

@@ -50,6 +50,9 @@ class ViewCache:
         # what page rows showed of their entries, and for what (`page._row_parts`)
         self.row_parts: dict[str, tuple[Any, ...]] = {}
         self.row_parts_key: Hashable = None
+        # the spans of rows (offset, end) `warmup.warm_rows` has still to read ahead, and
+        # for which stored content
+        self.warm_rows_todo: tuple[Hashable, list[tuple[int, int]]] | None = None
         # the search in progress (`progressive`): at most one, by its filtered-list key
         self.search_progress: dict[Any, Any] = {}
         # the rows a search starts from: (flat ids, hidden set, (mode, leaf, sizes), rows)

@@ -1,11 +1,13 @@
 """Idle-time work ahead of a first search: the searchable text of every entry, the calls tool
 results show, and their displays folded in (`warm_search`, run by the daemon in slices);
-ahead of a first filter change, the rows each filter mode hides and shows (`warm_filters`); and ahead
-of the next open, the first pages kept on disk (`save_opening_view`, `opening`)."""
+ahead of a first filter change, the rows each filter mode hides and shows (`warm_filters`);
+ahead of the first pages of either, what the rows near the view's head and its leaf show
+(`warm_rows`); and ahead of the next open, the first pages kept on disk
+(`save_opening_view`, `opening`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from ..index import gc_paused
 from .adapters import as_tree_source
@@ -20,7 +22,15 @@ from .search import current_search_cache, fill_search_text
 from .source import TreeSource
 from .tool_calls import call_index
 
-__all__ = ["WARM_FILTER_MODES", "opening_view_due", "save_opening_view", "warm_filters", "warm_search"]
+__all__ = [
+    "WARM_FILTER_MODES",
+    "WARM_ROWS",
+    "opening_view_due",
+    "save_opening_view",
+    "warm_filters",
+    "warm_rows",
+    "warm_search",
+]
 
 
 def warm_search(source: Any, budget: int = 4096) -> bool:
@@ -90,6 +100,44 @@ def warm_filters(source: Any, mode: str, rows: bool = False) -> None:
         hidden_ids(src, cache_of(src), mode)
         if rows:
             build_view(src, filter=mode, limit=0)
+
+
+#: Rows of the default view, from its head and around its leaf, whose parts `warm_rows` reads.
+WARM_ROWS: Final = 3000
+
+
+def warm_rows(source: Any, budget: int = 1000) -> bool:
+    """Read what up to ``budget`` more rows of the default view show (`page._row_parts`),
+    from the first `WARM_ROWS` rows and the `WARM_ROWS` around the leaf; True when done.
+
+    A search or another filter mode shows rows of the same entries in the same order, and
+    its first pages (its head and the rows around its selected row) come mostly from those
+    parts of the tree: they are then built without reading their entries from the file.
+    For a daemon's idle time, in slices."""
+    src = as_tree_source(source)
+    cache = cache_of(src)
+    kept = cache.warm_rows_todo
+    content = src.content_version()  # (what the parts are kept for: read again after a reload)
+    todo = kept[1] if kept is not None and kept[0] == content else None
+    with gc_paused():
+        if todo is None:
+            view = build_view(src, limit=0)
+            total, sel = view.total, view.selected_index
+            spans = [(0, min(total, WARM_ROWS))]
+            if sel is not None:
+                lo = max(spans[0][1], sel - WARM_ROWS // 2)
+                spans.append((lo, min(total, max(lo, sel + WARM_ROWS // 2))))
+            todo = [
+                (start, min(end, start + budget))
+                for a, end in spans
+                for start in range(a, end, max(1, budget))
+            ]
+            cache.warm_rows_todo = (content, todo)
+        if not todo:
+            return True
+        start, end = todo.pop(0)
+        build_view(src, offset=start, limit=end - start)
+    return not todo
 
 
 def save_opening_view(manager: Any) -> bool:

@@ -1,5 +1,6 @@
-"""Idle-time work on open sessions: the searchable text built ahead of a first search, the
-rows each filter mode hides ahead of a first filter change, and the index cache.
+"""Idle-time work on open sessions: the searchable text built ahead of a first search, what
+the rows near the view's head and leaf show, the rows each filter mode hides ahead of a first
+filter change, and the index cache.
 
 An open answers before the skeletons are encoded into the index cache (for a million
 entries that is about a second); the cache is written here, through the session's queue,
@@ -45,7 +46,7 @@ KEEP_TIMEOUT: Final = 60  # seconds a forked copy keeping a closed session's fir
 _TASKS: set[asyncio.Task[None]] = set()
 
 
-async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
+async def _warm(ls: SessionTreeServer, handle: str, search: bool, rows: bool) -> None:
     await asyncio.sleep(0.2)  # the open's first pages go first
     registry = ls.registry
     try:
@@ -54,6 +55,15 @@ async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
             done = await registry.call_in_idle_time(
                 session, core_view.warm_search, session.manager, WARM_SLICE
             )
+            del session
+            if done:
+                break
+            await asyncio.sleep(WARM_PAUSE)
+        # What the rows near the view's head and its leaf show: a first search's or filter
+        # change's first pages are mostly those entries (a slice of a thousand rows each).
+        while rows:
+            session = registry.get(handle)
+            done = await registry.call_in_idle_time(session, core_view.warm_rows, session.manager)
             del session
             if done:
                 break
@@ -125,6 +135,7 @@ def _on_event(ls: SessionTreeServer, ev: RegistryEvent) -> None:
     if manager is None:
         return
     search = WARM_MIN_ENTRIES <= len(manager.index) <= keep_texts_max()
+    rows = len(manager.index) >= WARM_MIN_ENTRIES
     handle = session.handle
     try:
         loop = asyncio.get_running_loop()  # an open registers its session on the loop
@@ -136,7 +147,7 @@ def _on_event(ls: SessionTreeServer, ev: RegistryEvent) -> None:
         loop = found
 
     def start() -> None:
-        task = loop.create_task(_warm(ls, handle, search))
+        task = loop.create_task(_warm(ls, handle, search, rows))
         _TASKS.add(task)
         task.add_done_callback(_TASKS.discard)
 
