@@ -103,3 +103,16 @@ def test_rows_are_read_again_for_new_content_and_follow_labels(session_file: Pat
     mgr.flush()
     for kw in ({"limit": 50}, {"search": "warm-label"}, {"search": "after the warm-up"}):
         assert _page(mgr, **kw) == _page(_open(path), **kw)
+
+
+def test_nothing_is_read_ahead_above_the_kept_texts_bound(
+    session_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session too big to keep its texts is viewed lazily around its leaf; reading the
+    rows around its leaf ahead would walk the whole view."""
+    monkeypatch.setenv("SESSIONTREE_SEARCH_TEXTS_MAX", "1000")
+    mgr = _open(session_file)
+    build_view(mgr, limit=50)
+    assert warm_rows(mgr) is True
+    cache = cache_of(as_tree_source(mgr))
+    assert cache.warm_rows_todo is None and len(cache.row_parts) <= 50

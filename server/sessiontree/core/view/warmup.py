@@ -18,7 +18,7 @@ from .lazy import lazy_flat
 from .opening import keep_due as opening_view_due
 from .opening import keep_pages
 from .page import build_view
-from .search import current_search_cache, fill_search_text
+from .search import current_search_cache, fill_search_text, keep_texts_max
 from .source import TreeSource
 from .tool_calls import call_index
 
@@ -113,8 +113,11 @@ def warm_rows(source: Any, budget: int = 1000) -> bool:
     A search or another filter mode shows rows of the same entries in the same order, and
     its first pages (its head and the rows around its selected row) come mostly from those
     parts of the tree: they are then built without reading their entries from the file.
-    For a daemon's idle time, in slices."""
+    For a daemon's idle time, in slices. Nothing above `search.keep_texts_max()` entries:
+    the rows around the leaf of a lazily walked view that big would need the whole walk."""
     src = as_tree_source(source)
+    if src.entry_count() > keep_texts_max():
+        return True
     cache = cache_of(src)
     kept = cache.warm_rows_todo
     content = src.content_version()  # (what the parts are kept for: read again after a reload)

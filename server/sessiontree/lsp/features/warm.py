@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 WARM_MIN_ENTRIES: Final = 5_000  # below this a first search is quick anyway
 WARM_SLICE: Final = 1024  # entries per slice: about 15 ms of work
+WARM_ROWS_SLICE: Final = 500  # rows a slice of `warm_rows` reads: about 10 ms
 WARM_PAUSE: Final = 0.005  # between slices, so a live change or a request takes the lock first
 CACHE_QUIET: Final = 1.0  # seconds without a client's call before the filter sets and the cache
 KEEP_TIMEOUT: Final = 60  # seconds a forked copy keeping a closed session's first pages may take
@@ -46,7 +47,7 @@ KEEP_TIMEOUT: Final = 60  # seconds a forked copy keeping a closed session's fir
 _TASKS: set[asyncio.Task[None]] = set()
 
 
-async def _warm(ls: SessionTreeServer, handle: str, search: bool, rows: bool) -> None:
+async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
     await asyncio.sleep(0.2)  # the open's first pages go first
     registry = ls.registry
     try:
@@ -60,10 +61,14 @@ async def _warm(ls: SessionTreeServer, handle: str, search: bool, rows: bool) ->
                 break
             await asyncio.sleep(WARM_PAUSE)
         # What the rows near the view's head and its leaf show: a first search's or filter
-        # change's first pages are mostly those entries (a slice of a thousand rows each).
-        while rows:
+        # change's first pages are mostly those entries. Only where the texts are built (the
+        # view is then walked whole already: a lazily walked view of a million rows is not
+        # walked to its end for this), in slices of `WARM_ROWS_SLICE` rows.
+        while search:
             session = registry.get(handle)
-            done = await registry.call_in_idle_time(session, core_view.warm_rows, session.manager)
+            done = await registry.call_in_idle_time(
+                session, core_view.warm_rows, session.manager, WARM_ROWS_SLICE
+            )
             del session
             if done:
                 break
@@ -135,7 +140,6 @@ def _on_event(ls: SessionTreeServer, ev: RegistryEvent) -> None:
     if manager is None:
         return
     search = WARM_MIN_ENTRIES <= len(manager.index) <= keep_texts_max()
-    rows = len(manager.index) >= WARM_MIN_ENTRIES
     handle = session.handle
     try:
         loop = asyncio.get_running_loop()  # an open registers its session on the loop
@@ -147,7 +151,7 @@ def _on_event(ls: SessionTreeServer, ev: RegistryEvent) -> None:
         loop = found
 
     def start() -> None:
-        task = loop.create_task(_warm(ls, handle, search, rows))
+        task = loop.create_task(_warm(ls, handle, search))
         _TASKS.add(task)
         task.add_done_callback(_TASKS.discard)
 
