@@ -64,8 +64,10 @@ class OpenSession:
     scheduled: bool = False
     """A call of this session is in the worker pool (running or queued there)."""
     last_call: float = attrs.field(factory=time.monotonic)
-    """When a client's call on this session last came (`Registry.call`; idle-time work
-    does not count, features/warm.py waits for a quiet moment)."""
+    """When a client's call on this session last came or ended (`Registry.call`; idle-time
+    work does not count, features/warm.py waits for a quiet moment)."""
+    calls_in_flight: int = 0
+    """Clients' calls on this session not answered yet (a long one is not a quiet moment)."""
 
 
 @attrs.frozen
@@ -141,7 +143,12 @@ class Registry:
         """Run a blocking core call on `session` in a worker, under the session's lock, when
         it is the session's turn (calls on one session run one at a time, in order)."""
         session.last_call = time.monotonic()
-        return await self.call_in_idle_time(session, fn, *args)
+        session.calls_in_flight += 1
+        try:
+            return await self.call_in_idle_time(session, fn, *args)
+        finally:
+            session.calls_in_flight -= 1
+            session.last_call = time.monotonic()
 
     async def call_in_idle_time(self, session: OpenSession, fn: Callable[..., T], *args: Any) -> T:
         """`call` for work nobody waits for: it does not count as the session's activity."""

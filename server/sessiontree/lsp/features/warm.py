@@ -94,14 +94,16 @@ async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
 
 
 async def _quiet(registry: Registry, handle: str) -> OpenSession:
-    """The session once no client has called on it for `CACHE_QUIET` (-32001 once closed)."""
+    """The session once no client's call on it has run for `CACHE_QUIET` (-32001 once
+    closed). A call that runs long (a million entries' first view) is not quiet: work
+    queued meanwhile would make the click's next requests wait for it."""
     while True:
         session = registry.get(handle)
         quiet = time.monotonic() - session.last_call
-        if quiet >= CACHE_QUIET:
+        if quiet >= CACHE_QUIET and not session.calls_in_flight:
             return session
         del session
-        await asyncio.sleep(CACHE_QUIET - quiet + 0.01)
+        await asyncio.sleep(max(CACHE_QUIET - quiet, 0.0) + 0.01)
 
 
 def _keep_at_close(manager: Any) -> None:
