@@ -24,6 +24,7 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 from sessiontree.core import view as core_view
@@ -51,28 +52,13 @@ async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
     await asyncio.sleep(0.2)  # the open's first pages go first
     registry = ls.registry
     try:
-        while search:
-            session = registry.get(handle)  # -32001 once closed: the loop ends
-            done = await registry.call_in_idle_time(
-                session, core_view.warm_search, session.manager, WARM_SLICE
-            )
-            del session
-            if done:
-                break
-            await asyncio.sleep(WARM_PAUSE)
-        # What the rows near the view's head and its leaf show: a first search's or filter
-        # change's first pages are mostly those entries. Only where the texts are built (the
-        # view is then walked whole already: a lazily walked view of a million rows is not
-        # walked to its end for this), in slices of `WARM_ROWS_SLICE` rows.
-        while search:
-            session = registry.get(handle)
-            done = await registry.call_in_idle_time(
-                session, core_view.warm_rows, session.manager, WARM_ROWS_SLICE
-            )
-            del session
-            if done:
-                break
-            await asyncio.sleep(WARM_PAUSE)
+        if search:
+            await _in_slices(registry, handle, core_view.warm_search, WARM_SLICE)
+            # What the rows near the view's head and its leaf show: a first search's or
+            # filter change's first pages are mostly those entries. Only where the texts are
+            # built (the view is then walked whole already: a lazily walked view of a million
+            # rows is not walked to its end for this).
+            await _in_slices(registry, handle, core_view.warm_rows, WARM_ROWS_SLICE)
         # The hidden sets of the other filter modes (one mode per slice: for a million
         # entries each is a few hundred ms) and, when their texts are kept, their rows for the
         # current leaf; then the index cache: only while nobody calls on the session.
@@ -91,6 +77,19 @@ async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
             await registry.call_in_idle_time(session, core_view.save_opening_view, session.manager)
     except Exception as exc:  # a closed session or a changed file: the first search does it
         log.debug("warm-up of %s stopped: %s", handle, exc)
+
+
+async def _in_slices(registry: Registry, handle: str, step: Callable[[Any, int], bool], size: int) -> None:
+    """Call ``step(manager, size)`` through the session's queue until it says it is done,
+    pausing between calls so a live change or a request takes the lock first (-32001 once
+    the session is closed)."""
+    while True:
+        session = registry.get(handle)
+        done = await registry.call_in_idle_time(session, step, session.manager, size)
+        del session
+        if done:
+            return
+        await asyncio.sleep(WARM_PAUSE)
 
 
 async def _quiet(registry: Registry, handle: str) -> OpenSession:
