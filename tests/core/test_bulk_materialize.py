@@ -335,3 +335,72 @@ def test_get_tree_reads_the_entries_only_when_asked(tmp_path: Path) -> None:
     assert first["id"] == roots[0].entry["id"] and 1 <= read <= 4096
     eager = {e["id"]: e for e in mgr.get_entries()}
     assert all(n.entry == eager[n.entry["id"]] for n in nodes)
+
+
+def _chain(n: int) -> list[dict[str, Any]]:
+    rows, parent = [], None
+    for i in range(n):
+        eid = f"{i:08x}"
+        rows.append(
+            {
+                "type": "message",
+                "id": eid,
+                "parentId": parent,
+                "timestamp": "2025-01-01T00:00:00.000Z",
+                "message": {"role": "user", "content": f"m{i}"},
+            }
+        )
+        parent = eid
+    return rows
+
+
+def test_a_held_branch_shares_its_entries(tmp_path: Path) -> None:
+    """While the caller holds a branch, the next `get_branch` takes its entries (the same
+    dicts, not parsed again); whatever the caller did to its list, the answer is the file's."""
+    rows = _chain(3000)
+    mgr = open_file(tmp_path, rows)
+    first = mgr.get_branch()
+    again = mgr.get_branch()
+    assert again == rows
+    assert all(a is b for a, b in zip(first, again, strict=True))
+    # the caller's list is its own: reordered, cut, an item replaced
+    again.reverse()
+    again.pop()
+    again[0] = {"id": "00000000", "bogus": True}
+    first.clear()
+    third = mgr.get_branch()
+    assert third == rows
+    # another leaf: the part of the path it shares comes from the held branch
+    mgr.branch(rows[400]["id"])
+    moved = mgr.get_branch()
+    assert moved == rows[:401]
+    assert all(a is b for a, b in zip(moved, third, strict=False))
+    # an append under it: the old path's entries, then the new one
+    new_id = mgr.append_message({"role": "user", "content": "after", "timestamp": 9})
+    grown = mgr.get_branch()
+    assert grown[:-1] == rows[:401] and grown[-1]["id"] == new_id
+    assert all(a is b for a, b in zip(grown[:-1], moved, strict=True))
+    # nothing is kept once the caller lets go of what it was given
+    del first, again, third, moved, grown
+    assert mgr.index._last_bulk is None or mgr.index._last_bulk() is None
+    assert mgr.get_branch()[:-1] == rows[:401]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_held_branches_of_random_trees(tmp_path: Path, seed: int) -> None:
+    """Branches to many targets, each asked while the others are held, are the per-entry ones
+    (loops, orphans, duplicate ids, held entries after the file-backed ones)."""
+    rng = random.Random(300 + seed)
+    mgr = open_file(tmp_path, random_entries(rng, rng.randrange(600, 900)))
+    leaf = mgr.get_leaf_id()
+    assert leaf is not None
+    mgr.branch(leaf)
+    for k in range(200):
+        mgr.append_message({"role": "user", "content": f"m{k}", "timestamp": k})
+    idx = mgr.index
+    held = []
+    for target in [None, *rng.sample(list(idx.ids()), 30), None]:
+        start = target if target is not None else mgr.get_leaf_id()
+        branch = mgr.get_branch(target)
+        assert branch == [idx.get(i) for i in idx.path_to_root(start)]
+        held.append(branch)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import gc
 import math
 import threading
+import weakref
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import cmp_to_key
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -37,7 +38,22 @@ class _Stamp(msgspec.Struct, gc=False):
 # the timestamp of an entry's line, the rest skipped (siblings are ordered by it)
 _STAMP_DECODER = msgspec.json.Decoder(_Stamp)
 
-__all__ = ["EntryIndex", "gc_paused"]
+__all__ = ["EntryIndex", "EntryList", "gc_paused"]
+
+
+class EntryList(list):  # type: ignore[type-arg]
+    """A list of entries read in bulk (`EntryIndex.entries_bulk`), a plain list to its user.
+
+    It remembers the skeletons it was read for and the entries it was made with (whatever
+    the caller then does to the list), so that the next bulk read of the same index takes
+    those entries while the caller still holds the list instead of parsing them again (the
+    same dicts, as the reference returns the same objects every time).
+    """
+
+    __slots__ = ("__weakref__", "entries", "skeletons")
+
+    skeletons: tuple[Skeleton, ...]
+    entries: tuple[dict[str, Any], ...]
 
 
 def _cmp_pair(a: tuple[float, str], b: tuple[float, str]) -> int:
@@ -118,6 +134,8 @@ class EntryIndex:
         self._held: dict[int, dict[str, Any]] = {}
         self._lru: OrderedDict[int, dict[str, Any]] = OrderedDict()
         self._cache_size = cache_size
+        # the last bulk read's answer, while its caller holds it (`entries_bulk`)
+        self._last_bulk: weakref.ref[EntryList] | None = None
         self.loader = loader
         self.batch_loader: Callable[[list[Skeleton]], list[dict[str, Any]]] | None = None
         # stream_loader(skeletons sorted by offset) yields their entries in that order,
@@ -452,28 +470,50 @@ class EntryIndex:
     def entries_bulk(self, sks: list[Skeleton]) -> list[dict[str, Any]]:
         """`entries_of(sks)` for many entries: one sequential read, the LRU left as it was.
 
-        Entries already cached or held in memory are used as they are; the others are read
-        in file order (`stream_loader`) and put back in the order of `sks`."""
+        Entries already cached, held in memory or in the last bulk answer the caller still
+        holds are used as they are; the others are read in file order (`stream_loader`) and
+        put back in the order of `sks`. The answer is an `EntryList`."""
         loader = self.stream_loader
         if loader is None or len(sks) <= 256:
             return self.entries_of(sks)
         lru = self._lru
         held = self._held
-        if lru:
-            backed = [sk for sk in sks if sk.offset >= 0 and sk.order not in lru]
+        ref = self._last_bulk
+        prev = ref() if ref is not None else None
+        if prev is not None and len(prev.skeletons) == len(sks) and all(map(is_, prev.skeletons, sks)):
+            return self._remember(prev.skeletons, prev.entries)  # the same entries again
+        # (by the skeleton's `id()`: those skeletons are alive while `prev` is)
+        shared = dict(zip(map(id, prev.skeletons), prev.entries, strict=True)) if prev is not None else {}
+        if shared:
+            want = [sk for sk in sks if sk.offset >= 0 and id(sk) not in shared and sk.order not in lru]
+        elif lru:
+            want = [sk for sk in sks if sk.offset >= 0 and sk.order not in lru]
         else:
-            backed = [sk for sk in sks if sk.offset >= 0]
-        backed.sort(key=_by_offset)
-        read = dict(zip(map(id, backed), loader(backed), strict=True))
-        if len(read) == len(sks):
-            return list(map(read.__getitem__, map(id, sks)))
-        out: list[dict[str, Any]] = []
-        append = out.append
-        for sk in sks:
-            got = read.get(id(sk))
-            if got is None:
-                got = held[sk.order] if sk.offset < 0 else lru[sk.order]
-            append(got)
+            want = [sk for sk in sks if sk.offset >= 0]
+        offsets = list(map(_by_offset, want))
+        if offsets != sorted(offsets):  # (a path is mostly in file order already)
+            want.sort(key=_by_offset)
+        read = dict(zip(map(id, want), loader(want), strict=True)) if want else {}
+        if shared:
+            read.update(shared)
+        try:
+            out = tuple(map(read.__getitem__, map(id, sks)))
+        except KeyError:  # entries held in memory, or in the LRU
+            got_list: list[dict[str, Any]] = []
+            append = got_list.append
+            for sk in sks:
+                got = read.get(id(sk))
+                if got is None:
+                    got = held[sk.order] if sk.offset < 0 else lru[sk.order]
+                append(got)
+            out = tuple(got_list)
+        return self._remember(tuple(sks), out)
+
+    def _remember(self, sks: tuple[Skeleton, ...], entries: tuple[dict[str, Any], ...]) -> EntryList:
+        out = EntryList(entries)
+        out.skeletons = sks
+        out.entries = entries
+        self._last_bulk = weakref.ref(out)
         return out
 
     def get(self, entry_id: str | None) -> dict[str, Any] | None:
@@ -494,12 +534,14 @@ class EntryIndex:
     def rebase(self, new_ranges: list[tuple[int, int] | None]) -> None:
         """After a full rewrite: file-backed skeletons get their new byte ranges."""
         self._lru.clear()
+        self._last_bulk = None
         for sk, rng in zip(self._order, new_ranges, strict=True):
             if sk.offset >= 0 and rng is not None:
                 sk.offset, sk.length = rng
 
     def drop_cache(self) -> None:
         self._lru.clear()
+        self._last_bulk = None
 
     # -- tree -------------------------------------------------------------------------------
     def _ts_of(self, eid: str) -> float:
@@ -762,7 +804,38 @@ class EntryIndex:
     def path_skeletons(self, entry_id: str | None) -> list[Skeleton]:
         """The skeletons of `path_to_root(entry_id)`, root first."""
         by_id = self._by_id
+        if not self._tree_ready and entry_id is not None:
+            found = self._stored_path_skeletons(entry_id)
+            if found is not None:
+                return found
         return [by_id[i] for i in self.path_to_root(entry_id)]
+
+    def _stored_path_skeletons(self, entry_id: str) -> list[Skeleton] | None:
+        """`path_skeletons` by stored parent ids in one tight loop, before the tree is built:
+        None when the walk is longer than the number of ids (it met one twice: the tree
+        decides which entry closes the loop). It ends, as `path_to_root` does, at a null
+        parent or at an id that is not an entry."""
+        get = self._by_id.get
+        out: list[Skeleton] = []
+        append = out.append
+        budget = len(self._by_id)
+        cur: Any = entry_id
+        try:
+            while budget:
+                sk = get(cur)
+                if sk is None:
+                    break
+                append(sk)
+                cur = sk.parent_id
+                if cur is None:
+                    break
+                budget -= 1
+            else:
+                return None
+        except TypeError:  # an unhashable parent id: not an entry's
+            pass
+        out.reverse()
+        return out
 
     def stored_path(
         self, entry_id: str, stop: frozenset[str] | None = None

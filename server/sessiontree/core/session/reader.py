@@ -84,7 +84,9 @@ class FileEntries:
                 ):
                     entry = self.from_line(bytes(line), sk)
                 elif sk.role == "assistant" and sk.type == "message":
-                    clean_openai_replay(entry)
+                    msg = entry.get("message")
+                    if type(msg) is dict and "providerPayload" in msg:  # (else nothing to clean)
+                        clean_openai_replay(entry)
                 yield entry
             del mv
             i = j
