@@ -165,6 +165,23 @@ CASES: list[tuple[Any, dict[str, Any], list[str]]] = [
             "initializationOptions.summarizerTimeout: expected a positive number of seconds, got '5'; using the default"
         ],
     ),
+    ({"preindex": 0}, {"preindex": 0}, []),
+    ({"preindex": 20}, {"preindex": 20}, []),
+    (
+        {"preindex": 21},
+        {},
+        ["initializationOptions.preindex: expected an integer from 0 to 20, got 21; using the default"],
+    ),
+    (
+        {"preindex": True},
+        {},
+        ["initializationOptions.preindex: expected an integer from 0 to 20, got True; using the default"],
+    ),
+    (
+        {"preindex": "many"},
+        {},
+        ["initializationOptions.preindex: expected an integer from 0 to 20, got 'many'; using the default"],
+    ),
     ({"maxRequestBytes": 4096}, {"max_request_bytes": 4096}, []),
     (
         {"maxRequestBytes": 1023},

@@ -189,6 +189,12 @@ def _request_bytes(value: Any) -> int:
     return value
 
 
+def _count(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 20:
+        raise Unfit
+    return value
+
+
 def _store_url(value: Any) -> str:
     # A URL or a conninfo ("host=... dbname=..."); psycopg reports the rest when connecting.
     if not isinstance(value, str) or not value.strip():
@@ -274,6 +280,17 @@ class ServerConfig:
             "a directory path",
             _path,
             "Where navigation state lives (None: default_state_dir()); never inside the agent directory.",
+        ),
+    )
+
+    preindex: int = attrs.field(
+        default=3,
+        metadata=_option(
+            "preindex",
+            "an integer from 0 to 20",
+            _count,
+            "How many of the newest big sessions a listing shows are indexed in idle time, ahead of"
+            " a click (docs/preindex.md); 0: none.",
         ),
     )
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +74,8 @@ def typed(params_cls: type, method: str) -> Callable[[Handler], Callable[..., An
                     {"field": exc.field, "reason": exc.reason},
                 ) from None
             _refuse_nul_paths(params, method)
+            ls.requests_in_flight += 1
+            ls.last_request = time.monotonic()
             try:
                 result = await fn(ls, params)
             except (JsonRpcException, asyncio.CancelledError):
@@ -90,6 +93,9 @@ def typed(params_cls: type, method: str) -> Callable[[Handler], Callable[..., An
             except Exception as exc:
                 log.exception("%s failed", method)
                 raise errors.InternalError(f"{method} failed: {type(exc).__name__}: {exc}") from exc
+            finally:
+                ls.requests_in_flight -= 1
+                ls.last_request = time.monotonic()
             if attrs.has(type(result)):
                 return wire.unstructure(result)
             return result

@@ -80,6 +80,12 @@ class SessionTreeServer(LanguageServer):
         self.live_follower: LiveFollower | None = None
         """Follows the open sessions' files once initialized (features/watch.py starts it)."""
         self.cwd = os.getcwd()
+        self.requests_in_flight = 0
+        """Requests being handled now (features/preindex.py waits for none)."""
+        self.last_request = 0.0
+        """`time.monotonic()` when the last request ended (or began)."""
+        self.preindex: Any = None
+        """Big listed sessions indexed ahead of a click (features/preindex.py)."""
         self._setup = setup
         if setup is not None:
             setup(self)

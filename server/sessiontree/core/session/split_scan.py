@@ -34,6 +34,7 @@ __all__ = [
     "PARALLEL_SCAN_MIN",
     "abandon_scan",
     "collect_scan",
+    "fork_child",
     "fork_scan",
     "in_forked_child",
     "join_scans",
@@ -107,6 +108,15 @@ def fork_scan(scan: Callable[[], CleanScan | None]) -> Helper | None:
         os.close(r)
         return None
     return pid, r
+
+
+def fork_child(work: Callable[[], bool]) -> int | None:
+    """Run `work` in a forked copy of the process; the copy's pid (the caller waits for it
+    and may kill it), None when no copy could be started. The copy ends with exit status 0
+    when `work` returned True, 1 when it returned False or raised."""
+    if not FORK_AVAILABLE:
+        return None
+    return _fork(work)
 
 
 def in_forked_child(work: Callable[[], object]) -> bool:

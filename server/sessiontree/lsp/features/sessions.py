@@ -14,6 +14,7 @@ from sessiontree.core import discovery, paths
 from sessiontree.core import view as core_view
 from sessiontree.core.session import SessionManager
 from sessiontree.lsp import errors, mapping
+from sessiontree.lsp.features import preindex
 from sessiontree.lsp.features._common import (
     Progress,
     call_write,
@@ -27,6 +28,7 @@ from sessiontree.lsp.features._common import (
 from sessiontree.lsp.handlers import register
 from sessiontree.lsp.registry import OpenSession
 from sessiontree.lsp.server import SessionTreeServer
+from sessiontree.lsp.state import NavigationState
 
 
 def _close_quietly(manager: Any) -> None:
@@ -41,10 +43,20 @@ def _restore_leaf(ls: SessionTreeServer, session: OpenSession) -> str | None:
     if session.path is None:
         return None
     store, key = state_for(ls, session)
+    return _restore_from(store, key, session.manager)
+
+
+def restore_leaf_of(ls: SessionTreeServer, path: str, manager: Any) -> str | None:
+    """`_restore_leaf` for a manager of `path` that is not registered (features/preindex.py)."""
+    if ls.state is None:
+        ls.state = NavigationState(ls.config.resolved_state_dir())
+    return _restore_from(ls.state, path, manager)
+
+
+def _restore_from(store: NavigationState, key: str, manager: Any) -> str | None:
     rec = store.get(key)
     if not rec or "leafId" not in rec:
         return None
-    manager = session.manager
     leaf = rec.get("leafId")
     if rec.get("lastEntryId") != mapping.last_entry_id(manager):
         return None
@@ -146,6 +158,7 @@ async def list_sessions(ls: SessionTreeServer, p: t.ListParams) -> t.ListResult:
         infos = [i for i in infos if matches(i)]
     if p.limit is not None:
         infos = infos[: max(0, p.limit)]
+    preindex.offer(ls, infos)  # the newest big ones, indexed ahead of a click in idle time
     result = t.ListResult(sessions=[mapping.session_info(i) for i in infos])
     # With a shared store: who and where, and the other machines' sessions (shared_store.py).
     from sessiontree.lsp.features.shared_store import extend_list
@@ -166,6 +179,7 @@ async def recent_sessions(ls: SessionTreeServer, p: t.RecentParams) -> t.RecentR
         return found[:limit]
 
     infos = await ls.registry.run(work)
+    preindex.offer(ls, infos)
     return t.RecentResult(sessions=[mapping.recent_session(i) for i in infos])
 
 
@@ -177,6 +191,7 @@ async def open_session(ls: SessionTreeServer, p: t.OpenParams) -> t.OpenResult:
         return await ls.registry.call(
             existing, lambda: mapping.open_result(existing.handle, existing.manager)
         )
+    preindex.stop_for_open(ls, path)  # the open has both cores
     progress = Progress(ls, p.work_done_token)
     size = file_size(path)
     await progress.begin(f"Opening {os.path.basename(path)}", size)
@@ -222,6 +237,7 @@ async def continue_recent(ls: SessionTreeServer, p: t.ContinueRecentParams) -> t
     kw = manager_kwargs(ls)
     if p.terminal_id:
         kw["terminal_id"] = p.terminal_id
+    preindex.stop_for_open(ls, None)
 
     def work() -> Any:
         return SessionManager.continue_recent(cwd, sdir, **kw)
