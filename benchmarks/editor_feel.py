@@ -52,6 +52,8 @@ ROWS_100K: list[tuple[str, str, float | None]] = [
     ("click_cold", "click a session -> first rows (cold index cache)", 1.0),
     ("click_warm", "click a session -> first rows (index cached, new daemon)", 0.3),
     ("click_again", "click it again (already open in the daemon)", 0.3),
+    ("click_ahead", "click a session listed a moment before (indexed ahead, new daemon)", None),
+    ("ahead_ready", "... listing -> its indexing ahead done (docs/preindex.md)", None),
     ("search_first", "type a search query -> rows (first query)", 0.1),
     ("search_more", "type one more character -> rows", 0.1),
     ("search_complete", "... -> every match known (total, selected row)", None),
@@ -247,6 +249,21 @@ def one_round(
             add("context_page", t)
         fig["daemon_rss_mb"] = max(fig["daemon_rss_mb"], vm_kb(d.pid, "VmHWM"))
         d.close()
+        # a new daemon and an empty cache: the sessions listed, indexed ahead in the quiet
+        # moment that follows (lsp/features/preindex.py), then the click
+        ahead = work / "cache-ahead"
+        d = Daemon(work, ahead)
+        d.request("session/list", {"cwd": "/home/dev/project"})
+        t0 = time.perf_counter()
+        while not any(ahead.rglob("*.view")):
+            if time.perf_counter() - t0 > 900:
+                raise SystemExit("the listed session was not indexed ahead")
+            time.sleep(0.02)
+        add("ahead_ready", time.perf_counter() - t0)
+        time.sleep(0.2)  # the copy's exit
+        t, handle = d.click(path)
+        add("click_ahead", t)
+        d.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -290,10 +307,11 @@ from sessiontree.core import SessionManager
 mgr = SessionManager.open(sys.argv[1])
 out = {}
 for key, fn in (("get_tree", mgr.get_tree), ("get_branch", mgr.get_branch)):
-    best = float("inf")
-    for _ in range(3):
-        t = time.perf_counter(); r = fn(); best = min(best, time.perf_counter() - t)
-    out[key] = best
+    times = []
+    for _ in range(3):  # (the previous answer is held while the next is made)
+        t = time.perf_counter(); r = fn(); times.append(time.perf_counter() - t)
+    out[key] = min(times)
+    out[key + "_first"] = times[0]
 work = tempfile.mkdtemp()
 m = SessionManager.create(work, session_dir=work)
 m.append_message({"role": "user", "content": "hello", "timestamp": 1})
@@ -396,7 +414,7 @@ def render(
     if lib:
         out += [
             "",
-            "| library (fresh process, best of 3) | reference (Bun, 100k) | "
+            "| library (fresh process, best of 3, each call while the previous answer is held) | reference (Bun, 100k) | "
             + " | ".join(f"{f['entries']:,}" for f in lib)
             + " |",
             "|---|---|" + "---|" * len(lib),
@@ -411,6 +429,14 @@ def render(
                 + " | ".join(f"{fmt(f[key])} {f[key] / f['floor']:.2f}x" for f in lib)
                 + " |"
             )
+            if key + "_first" in lib[0]:
+                out.append(
+                    f"| {label}, its first call | | "
+                    + " | ".join(
+                        f"{fmt(f[key + '_first'])} {f[key + '_first'] / f['floor']:.2f}x" for f in lib
+                    )
+                    + " |"
+                )
             f100 = next((f for f in lib if f["entries"] == 100_000), None)
             if f100:
                 limit = {

@@ -104,6 +104,10 @@ export class DaemonClient implements Daemon, vscode.Disposable {
     if (agentDir) {
       initializationOptions.agentDir = agentDir;
     }
+    const preindex = config.get<number>(Setting.preindex);
+    if (typeof preindex === 'number') {
+      initializationOptions.preindex = preindex;
+    }
     const store = config.get<string>('store') || '';
     if (store) {
       initializationOptions.store = store;

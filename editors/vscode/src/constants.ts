@@ -120,6 +120,7 @@ export const Setting = {
   defaultFilter: 'tree.defaultFilter',
   pageSize: 'tree.pageSize',
   followLive: 'followLive',
+  preindex: 'preindex',
 } as const;
 
 /** Context keys used in `when` clauses of package.json. */

@@ -89,7 +89,8 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
         e.affectsConfiguration(`${Setting.section}.${Setting.serverArgs}`) ||
         e.affectsConfiguration(`${Setting.section}.${Setting.python}`) ||
         e.affectsConfiguration(`${Setting.section}.${Setting.agentDir}`) ||
-        e.affectsConfiguration(`${Setting.section}.store`)
+        e.affectsConfiguration(`${Setting.section}.store`) ||
+        e.affectsConfiguration(`${Setting.section}.${Setting.preindex}`)
       ) {
         void vscode.commands.executeCommand(Command.serverRestart);
       }

@@ -130,6 +130,7 @@ local function init_options()
     allowedRoots = c.allowed_roots,
     watch = c.watch,
     logLevel = c.log_level,
+    preindex = c.preindex,
     store = c.store,
   }
 end

@@ -23,6 +23,10 @@ M.defaults = {
   allowed_roots = nil,
   watch = true,
   log_level = nil,
+  -- preindex: how many of the newest big sessions (32 MB and more) a listing shows the
+  -- daemon indexes in the background, so that picking one shows its rows at once
+  -- (docs/preindex.md); 0: none; nil: the daemon's default (3)
+  preindex = nil,
   -- store: the shared session store, a postgresql:// URL or conninfo (docs/shared-store.md);
   -- nil: the daemon's $SESSIONTREE_STORE, else none. `:SessionTree shared` lists its sessions.
   store = nil,
@@ -148,6 +152,14 @@ function M.validate(c)
     },
     watch = { c.watch, "boolean" },
     log_level = { c.log_level, "string", true },
+    preindex = {
+      c.preindex,
+      function(v)
+        return v == nil or (type(v) == "number" and v >= 0 and v <= 20 and v == math.floor(v))
+      end,
+      false,
+      "an integer from 0 to 20",
+    },
     timeout = {
       c.timeout,
       function(v)
@@ -206,7 +218,7 @@ end
 
 -- Options whose default is nil, so they are absent from M.defaults but still known.
 local NIL_DEFAULTS =
-  { cmd = true, cmd_env = true, agent_dir = true, allowed_roots = true, log_level = true, store = true }
+  { cmd = true, cmd_env = true, agent_dir = true, allowed_roots = true, log_level = true, preindex = true, store = true }
 
 --- Merge user options over the defaults, validate and store them.
 --- Unknown top-level keys are reported, so typos do not pass silently.
