@@ -16,8 +16,9 @@ import msgspec
 import pytest
 from e2e_helpers import generate
 from sessiontree.client import Client
+from sessiontree.core.index.cache import IndexCache
 from sessiontree.core.session.split_scan import fork_child
-from sessiontree.lsp.features.preindex import Preindexer
+from sessiontree.lsp.features.preindex import Preindexer, clean_after
 from sessiontree.lsp.setup import create_server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -157,3 +158,33 @@ def test_an_open_stops_the_copy_at_work_and_takes_its_session_again_later() -> N
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
         assert p.queue == [q for q in queue_after if q != opened]
         p.child = None
+
+
+def test_what_a_stopped_copy_half_wrote_is_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy killed while it writes leaves `<cache file>.<its pid>.tmp`: removed after it,
+    and nothing of another process."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    cache_dir = Path(IndexCache().dir)
+    cache_dir.mkdir(parents=True)
+
+    def write_then_wait() -> bool:
+        (cache_dir / f"abc.idx.{os.getpid()}.tmp").write_bytes(b"half")
+        time.sleep(60)
+        return True
+
+    pid = fork_child(write_then_wait)
+    assert pid is not None
+    other = cache_dir / "abc.idx.1.tmp"
+    other.write_bytes(b"another process's")
+    kept = cache_dir / "abc.idx"
+    kept.write_bytes(b"a cache")
+    mine = cache_dir / f"abc.idx.{pid}.tmp"
+    deadline = time.monotonic() + 20
+    while not mine.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert mine.exists()
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    clean_after(pid)
+    assert not mine.exists()
+    assert other.read_bytes() == b"another process's" and kept.read_bytes() == b"a cache"

@@ -2,10 +2,10 @@
 
 A click on a big session without an index cache waits for its scan (100,000 entries: about
 0.65 s; a million: about 7.5 s, docs/benchmarks.md); with the cache and the kept first pages
-it is 46 ms and 145 ms. After answering `session/list` or `session/recent`, the daemon takes
-up to `preindex` (an initialization option, default 3; 0: never) of the sessions it listed,
-in the listing's order (newest first), that hold at least `preindex_min_bytes()`, are not
-open here, and have no index cache written since the file last changed. Once no request has
+it is 46 ms and 145 ms. After answering `session/list` or `session/recent`, the daemon looks
+at the first `preindex` (an initialization option, default 3; 0: never) sessions of its
+answer (newest first) that hold at least `preindex_min_bytes()`, and queues those not open
+here without an index cache written since the file last changed. Once no request has
 run for `QUIET` seconds, a forked copy of the daemon opens each in turn as a click would
 (the leaf the daemon would restore; one core, at a lower priority) and keeps what the next
 open reads: the index cache, the last entry's context and the first pages of the view. Then
@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import functools
+import glob
 import os
 import signal
 import time
@@ -36,7 +37,7 @@ from sessiontree.core.session.split_scan import FORK_AVAILABLE, fork_child
 from sessiontree.lsp.features._common import log, manager_kwargs
 from sessiontree.lsp.server import SessionTreeServer
 
-__all__ = ["PREINDEX_MIN_BYTES", "Preindexer", "preindex_min_bytes", "setup"]
+__all__ = ["PREINDEX_MIN_BYTES", "Preindexer", "clean_after", "preindex_min_bytes", "setup"]
 
 #: Sessions smaller than this open quickly anyway (32 MB: about 30,000 entries, 0.2 s).
 PREINDEX_MIN_BYTES: Final = 32 << 20
@@ -85,8 +86,8 @@ class Preindexer:
         """Queue those of the first `preindex` big sessions of `paths` (the listing's order)
         that are worth it now."""
         limit = self.ls.config.preindex
-        if limit <= 0 or not FORK_AVAILABLE:
-            return
+        if limit <= 0 or not FORK_AVAILABLE or os.environ.get("SESSIONTREE_NO_INDEX_CACHE") == "1":
+            return  # (without index caches there is nothing to keep for the click)
         big = 0
         for path in paths:
             if big >= limit:
@@ -161,6 +162,7 @@ class Preindexer:
                 self.child = (pid, path)
                 status = await _wait(pid)
                 self.child = None
+                clean_after(pid)
                 if status is not None and status >= 0:  # ended by itself (killed: negative)
                     self.finished += 1
                     self.done[path] = _identity(before)
@@ -189,6 +191,16 @@ async def _wait(pid: int) -> int | None:
         if got:
             return os.waitstatus_to_exitcode(status)
         await asyncio.sleep(POLL)
+
+
+def clean_after(pid: int) -> None:
+    """Remove what a copy that was stopped (or failed) left half written: the cache files
+    are written to `<name>.<pid>.tmp` and renamed into place."""
+    for tmp in glob.glob(os.path.join(glob.escape(IndexCache().dir), f"*.{pid}.tmp")):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def _index_in_copy(ls: SessionTreeServer, path: str) -> bool:
