@@ -65,6 +65,14 @@ export interface SessionTreeOptions {
   pageSize: number;
   filter: FilterMode;
   debounceMs: number;
+  /**
+   * When another session's rows are drawn and a session is opened, they are cleared only if
+   * the new rows take longer than this. VS Code holds a tree change that comes within 200 ms
+   * of the one before until those 200 ms are over (its extension host debounces
+   * `onDidChangeTreeData`), so a clearing change followed by the rows would keep the rows
+   * back for 200 ms: new rows that come in time replace the old ones in one change.
+   */
+  clearAfterMs: number;
   now: () => number;
 }
 
@@ -95,6 +103,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
   private byId = new Map<string, RowNode>();
   private generation = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private clearTimer: ReturnType<typeof setTimeout> | undefined;
   private loading: Promise<void> = Promise.resolve();
   private readonly disposables: vscode.Disposable[] = [];
   private readonly options: SessionTreeOptions;
@@ -115,7 +124,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     private readonly session: CurrentSession,
     options: Partial<SessionTreeOptions> = {},
   ) {
-    this.options = { pageSize: 500, filter: 'default', debounceMs: 120, now: () => Date.now(), ...options };
+    this.options = { pageSize: 500, filter: 'default', debounceMs: 120, clearAfterMs: 150, now: () => Date.now(), ...options };
     this.filter = this.options.filter;
     this.disposables.push(
       session.onDidChange((s) => {
@@ -128,12 +137,15 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
           this.focusId = undefined;
         }
         this.keepFocusOnce = false;
+        const drawn = this.topLevel.length > 0;
         this.segments = [];
         this.total = 0;
         this.leafId = null;
         this.setViewState(s ? 'loading' : 'none');
         this.rebuild();
-        this.changeEmitter.fire();
+        if (drawn) {
+          this.clearSoon();
+        }
         void this.refresh();
       }),
     );
@@ -316,7 +328,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
       this.total = 0;
       this.setViewState('none');
       this.rebuild();
-      this.changeEmitter.fire();
+      this.fireChange();
       return;
     }
     const page = this.options.pageSize;
@@ -344,7 +356,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     }
     // a search that goes on has not found nothing yet: it is still loading
     this.setViewState(first.total > 0 ? 'rows' : this.found !== undefined ? 'loading' : 'empty');
-    this.changeEmitter.fire();
+    this.fireChange();
     this.loadEmitter.fire({ session, leafId: first.leafId, leafChanged: oldLeaf !== first.leafId });
   }
 
@@ -365,7 +377,27 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     this.leafId = page.leafId;
     this.found = page.complete === false ? page.total : undefined;
     this.rebuild();
+    this.fireChange();
+  }
+
+  /** Announces the rows as they are now (a pending clear is no longer needed). */
+  private fireChange(): void {
+    if (this.clearTimer) {
+      clearTimeout(this.clearTimer);
+      this.clearTimer = undefined;
+    }
     this.changeEmitter.fire();
+  }
+
+  /** Clears the rows drawn of another session unless new rows come within `clearAfterMs`. */
+  private clearSoon(): void {
+    if (this.clearTimer) {
+      clearTimeout(this.clearTimer);
+    }
+    this.clearTimer = setTimeout(() => {
+      this.clearTimer = undefined;
+      this.changeEmitter.fire();
+    }, this.options.clearAfterMs);
   }
 
   /** The unloaded gaps, in view order. */
@@ -505,6 +537,9 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
   dispose(): void {
     if (this.timer) {
       clearTimeout(this.timer);
+    }
+    if (this.clearTimer) {
+      clearTimeout(this.clearTimer);
     }
     for (const d of this.disposables) {
       d.dispose();
