@@ -115,8 +115,15 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       }
     };
 
+  // Set only when it changes: VS Code sends a message through the same debounced event as the
+  // rows, so a message set (even to the same text) holds back rows that follow within 200 ms.
+  let shownMessage: string | undefined;
   const updateTitleMessage = () => {
-    treeView.message = treeMessage(tree.viewState, tree.filter, tree.search, tree.searchFound);
+    const message = treeMessage(tree.viewState, tree.filter, tree.search, tree.searchFound);
+    if (message !== shownMessage) {
+      shownMessage = message;
+      treeView.message = message;
+    }
     void vscode.commands.executeCommand('setContext', ContextKey.hasSearch, !!tree.search);
   };
 
