@@ -8,7 +8,7 @@ import type { CurrentSession } from './session';
 import { hasChatModel, summarizeWithModel } from './summarize';
 import { offerResumeInstead } from './agents';
 import type { RowNode } from './views/rows';
-import { LoadMoreElement, type SessionTreeProvider, type TreeElement, treeMessage } from './views/sessionTree';
+import { LoadMoreElement, messageSetter, type SessionTreeProvider, type TreeElement, treeMessage } from './views/sessionTree';
 import type { SessionsProvider } from './views/sessions';
 import { sessionLabel } from './views/sessions';
 
@@ -115,15 +115,9 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       }
     };
 
-  // Set only when it changes: VS Code sends a message through the same debounced event as the
-  // rows, so a message set (even to the same text) holds back rows that follow within 200 ms.
-  let shownMessage: string | undefined;
+  const setMessage = messageSetter(treeView);
   const updateTitleMessage = () => {
-    const message = treeMessage(tree.viewState, tree.filter, tree.search, tree.searchFound);
-    if (message !== shownMessage) {
-      shownMessage = message;
-      treeView.message = message;
-    }
+    setMessage(treeMessage(tree.viewState, tree.filter, tree.search, tree.searchFound));
     void vscode.commands.executeCommand('setContext', ContextKey.hasSearch, !!tree.search);
   };
 

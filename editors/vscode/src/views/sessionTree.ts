@@ -60,6 +60,21 @@ export function treeMessage(
   return parts.join(' · ');
 }
 
+/**
+ * A setter of a tree view's message that sets it only when it changes: VS Code sends a message
+ * through the same debounced event as the rows, so a message set (even to the same text) holds
+ * back rows that follow within 200 ms.
+ */
+export function messageSetter(view: { message?: string | vscode.MarkdownString }): (message: string | undefined) => void {
+  let shown = typeof view.message === 'string' && view.message ? view.message : undefined;
+  return (message) => {
+    if (message !== shown) {
+      shown = message;
+      view.message = message;
+    }
+  };
+}
+
 /** Options of the provider, injectable for tests. */
 export interface SessionTreeOptions {
   pageSize: number;

@@ -2,7 +2,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const vscode = require('vscode');
-const { SessionTreeProvider, LoadMoreElement, treeMessage } = require('../../out/views/sessionTree');
+const { SessionTreeProvider, LoadMoreElement, messageSetter, treeMessage } = require('../../out/views/sessionTree');
 const { CurrentSession } = require('../../out/session');
 const { FakeDaemon, row, tick } = require('./helpers');
 
@@ -338,4 +338,25 @@ test('a search in progress that found nothing yet is loading, not "nothing match
   assert.equal(tree.viewState, 'loading');
   assert.equal(tree.searchFound, 0);
   assert.equal(treeMessage(tree.viewState, tree.filter, tree.search, tree.searchFound), 'Searching… 0 found so far · search: "rare"');
+});
+
+test('the view message is set only when it changes (a set holds the next rows back in VS Code)', () => {
+  const sets = [];
+  const view = {
+    get message() {
+      return sets.at(-1);
+    },
+    set message(m) {
+      sets.push(m);
+    },
+  };
+  const set = messageSetter(view);
+  set(undefined);
+  assert.deepEqual(sets, [], 'nothing to change');
+  set('Loading… · filter: all');
+  set('Loading… · filter: all');
+  assert.deepEqual(sets, ['Loading… · filter: all']);
+  set(undefined);
+  set(undefined);
+  assert.deepEqual(sets, ['Loading… · filter: all', undefined]);
 });
