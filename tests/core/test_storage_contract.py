@@ -439,6 +439,31 @@ def test_lock_file_lives_outside_the_session_dir(tmp_path: Path, monkeypatch: py
     assert os.listdir(sessions) == []
 
 
+def test_a_lock_name_kept_between_appends_follows_the_directory_and_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The name is kept between calls (every append locks): a symlinked directory pointed
+    elsewhere, or another lock directory in the environment, gives the name a fresh call
+    would; a relative lock directory follows the working directory."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    (tmp_path / "link").symlink_to(one)
+    via = str(tmp_path / "link" / "s.jsonl")
+    assert lock_file_path(via) == lock_file_path(str(one / "s.jsonl"))
+    (tmp_path / "link").unlink()
+    (tmp_path / "link").symlink_to(two)
+    assert lock_file_path(via) == lock_file_path(str(two / "s.jsonl")) != lock_file_path(str(one / "s.jsonl"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "other-cache"))
+    assert os.path.dirname(lock_file_path(via)) == str(tmp_path / "other-cache" / "sessiontree" / "locks")
+    monkeypatch.setenv("SESSIONTREE_LOCK_DIR", "rel-locks")
+    monkeypatch.chdir(one)
+    assert os.path.dirname(lock_file_path(via)) == str(one / "rel-locks")
+    monkeypatch.chdir(two)
+    assert os.path.dirname(lock_file_path(via)) == str(two / "rel-locks")
+
+
 def test_a_planted_lock_symlink_is_not_followed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     f = str(tmp_path / "s.jsonl")
