@@ -241,21 +241,27 @@ def test_cached_and_held_entries_mix_with_streamed_ones(tmp_path: Path) -> None:
     check_all(mgr)
 
 
-def test_bulk_read_leaves_the_entry_cache_alone(tmp_path: Path) -> None:
-    rows = []
+def _chain(n: int) -> list[dict[str, Any]]:
+    """`n` user messages, each the child of the one before."""
+    rows: list[dict[str, Any]] = []
     parent = None
-    for i in range(3000):
+    for i in range(n):
+        eid = f"{i:08x}"
         rows.append(
             {
                 "type": "message",
-                "id": f"{i:08x}",
+                "id": eid,
                 "parentId": parent,
                 "timestamp": "2025-01-01T00:00:00.000Z",
-                "message": {"role": "user", "content": "x" * 50},
+                "message": {"role": "user", "content": f"m{i}"},
             }
         )
-        parent = f"{i:08x}"
-    mgr = open_file(tmp_path, rows)
+        parent = eid
+    return rows
+
+
+def test_bulk_read_leaves_the_entry_cache_alone(tmp_path: Path) -> None:
+    mgr = open_file(tmp_path, _chain(3000))
     mgr.get_entry("00000005")
     assert list(mgr.index._lru) == [5]
     assert len(mgr.get_tree()) == 1
@@ -335,23 +341,6 @@ def test_get_tree_reads_the_entries_only_when_asked(tmp_path: Path) -> None:
     assert first["id"] == roots[0].entry["id"] and 1 <= read <= 4096
     eager = {e["id"]: e for e in mgr.get_entries()}
     assert all(n.entry == eager[n.entry["id"]] for n in nodes)
-
-
-def _chain(n: int) -> list[dict[str, Any]]:
-    rows, parent = [], None
-    for i in range(n):
-        eid = f"{i:08x}"
-        rows.append(
-            {
-                "type": "message",
-                "id": eid,
-                "parentId": parent,
-                "timestamp": "2025-01-01T00:00:00.000Z",
-                "message": {"role": "user", "content": f"m{i}"},
-            }
-        )
-        parent = eid
-    return rows
 
 
 def test_a_held_branch_shares_its_entries(tmp_path: Path) -> None:

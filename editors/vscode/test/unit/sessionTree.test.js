@@ -29,6 +29,18 @@ function setup(allRows, opts = {}) {
   return { daemon, current, tree, setRows: (r) => { rows = r; } };
 }
 
+/** Holds every `session/view` answer back until the returned function is called. */
+function holdViews(daemon) {
+  let release;
+  const gate = new Promise((r) => (release = r));
+  const view = daemon.handlers['session/view'];
+  daemon.handlers['session/view'] = async (p) => {
+    await gate;
+    return view(p);
+  };
+  return release;
+}
+
 test('opening a session loads the rows of session/view', async () => {
   const { current, tree, daemon } = setup(makeRows(4));
   await current.open('/tmp/s.jsonl');
@@ -188,13 +200,7 @@ test('a rename of the open session keeps the rows; another session reloads them'
 
 test('while a session loads the view says so; "nothing matches" only after a load that found nothing', async () => {
   const { current, tree, daemon, setRows } = setup(makeRows(3));
-  let release;
-  let gate = new Promise((r) => (release = r));
-  const view = daemon.handlers['session/view'];
-  daemon.handlers['session/view'] = async (p) => {
-    await gate;
-    return view(p);
-  };
+  const release = holdViews(daemon);
   const events = [];
   tree.onDidChangeViewState((state) => events.push([state, tree.getChildren().length]));
   tree.onDidChangeTreeData(() => events.push(['change', tree.getChildren().length]));
@@ -209,7 +215,6 @@ test('while a session loads the view says so; "nothing matches" only after a loa
   assert.deepEqual(events, [['loading', 0], ['rows', 3], ['change', 3]], 'the state leads each change of rows');
   events.length = 0;
   setRows([]);
-  gate = Promise.resolve();
   await tree.refresh();
   assert.deepEqual(events, [['empty', 0], ['change', 0]]);
   current.clear();
@@ -230,13 +235,7 @@ test('another session replaces the rows drawn in one change when its rows come i
   assert.deepEqual(events, [3], 'one change: the new rows');
   // too slow: the old rows are cleared after clearAfterMs, then the new rows come
   events.length = 0;
-  let release;
-  const gate = new Promise((r) => (release = r));
-  const view = daemon.handlers['session/view'];
-  daemon.handlers['session/view'] = async (p) => {
-    await gate;
-    return view(p);
-  };
+  const release = holdViews(daemon);
   await current.open('/tmp/c.jsonl');
   await new Promise((r) => setTimeout(r, 100));
   assert.deepEqual(events, [0], 'cleared while the rows are awaited');

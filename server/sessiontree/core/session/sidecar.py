@@ -17,7 +17,7 @@ from ..index import EntryIndex, IndexCache, Skeleton, UsageTotals
 from ..index.cache import CachedSkeletons
 from .split_scan import in_forked_child
 
-__all__ = ["CACHE_MIN_BYTES", "CACHE_RESAVE_MIN", "Sidecar"]
+__all__ = ["CACHE_MIN_BYTES", "CACHE_RESAVE_MIN", "Sidecar", "caches_on"]
 
 #: Files at least this big get a sidecar index cache for fast reopening.
 CACHE_MIN_BYTES = 1 << 20
@@ -25,6 +25,11 @@ CACHE_MIN_BYTES = 1 << 20
 CACHE_RESAVE_MIN = 1 << 20
 
 CacheHit = tuple[dict[str, Any], CachedSkeletons, UsageTotals, int]
+
+
+def caches_on() -> bool:
+    """Whether index caches are used at all (``SESSIONTREE_NO_INDEX_CACHE=1``: not)."""
+    return os.environ.get("SESSIONTREE_NO_INDEX_CACHE") != "1"
 
 
 class Sidecar:
@@ -48,7 +53,7 @@ class Sidecar:
         return due
 
     def usable(self) -> bool:
-        return self._real_fs and os.environ.get("SESSIONTREE_NO_INDEX_CACHE") != "1"
+        return self._real_fs and caches_on()
 
     def companion(self, path: str, suffix: str) -> str | None:
         """Where something kept beside the index cache of `path` lives (the view's first

@@ -28,6 +28,7 @@ from collections.abc import Callable
 import msgspec
 
 from ..index.scan import CleanScan
+from ..tuning import bound
 
 __all__ = [
     "FORK_AVAILABLE",
@@ -57,13 +58,7 @@ Helper = tuple[int, int]  # (child pid, read end of its pipe)
 
 def parallel_scan_min() -> int:
     """The size from which a file is scanned in two halves (the environment's, when set)."""
-    raw = os.environ.get("SESSIONTREE_PARALLEL_SCAN_MIN")
-    if raw:
-        try:
-            return max(0, int(raw))
-        except ValueError:
-            pass
-    return PARALLEL_SCAN_MIN
+    return bound("SESSIONTREE_PARALLEL_SCAN_MIN", PARALLEL_SCAN_MIN)
 
 
 def _fork(work: Callable[[], bool]) -> int | None:

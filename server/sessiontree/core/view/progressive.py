@@ -24,12 +24,12 @@ view it tested, with its new tokens only, and tests the rest of the view whole.
 
 from __future__ import annotations
 
-import os
 import time
 from bisect import bisect_left
 from typing import Any, Final, cast
 
 from ..index import gc_paused
+from ..tuning import bound
 from .adapters import as_tree_source
 from .cache import ViewCache, cache_of, cache_put
 from .filters import hidden_ids, keeps
@@ -63,13 +63,7 @@ Key = tuple[Any, Any, str, tuple[str, ...], str]
 
 def progressive_min() -> int:
     """The entry count from which a search goes in steps (the environment's, when set)."""
-    raw = os.environ.get("SESSIONTREE_PARTIAL_SEARCH_MIN")
-    if raw:
-        try:
-            return max(0, int(raw))
-        except ValueError:
-            pass
-    return PARTIAL_SEARCH_MIN
+    return bound("SESSIONTREE_PARTIAL_SEARCH_MIN", PARTIAL_SEARCH_MIN)
 
 
 class SearchProgress:

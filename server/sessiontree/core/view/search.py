@@ -9,7 +9,6 @@ resolved at query time.
 
 from __future__ import annotations
 
-import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Hashable, Mapping
 from itertools import accumulate, compress, filterfalse, islice, repeat
@@ -18,6 +17,7 @@ from typing import Any
 
 from ..format.jscompat import js_string, js_trim, js_truthy
 from ..format.jsonl import scrub_text
+from ..tuning import bound
 from .cache import ViewCache
 from .display import ToolCallMap, display_text, extract_content
 from .flatten import Flat
@@ -310,13 +310,7 @@ _BUFFER_MAX = KEEP_TEXTS_MAX
 
 def keep_texts_max() -> int:
     """The entry count up to which searchable texts are kept (the environment's, when set)."""
-    raw = os.environ.get("SESSIONTREE_SEARCH_TEXTS_MAX")
-    if raw:
-        try:
-            return max(0, int(raw))
-        except ValueError:
-            pass
-    return KEEP_TEXTS_MAX
+    return bound("SESSIONTREE_SEARCH_TEXTS_MAX", KEEP_TEXTS_MAX)
 
 
 _DENSE_PROBE = 256  # hits found in the buffer before it is judged how dense they are

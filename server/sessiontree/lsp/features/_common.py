@@ -55,9 +55,14 @@ def state_for(ls: SessionTreeServer, session: OpenSession) -> tuple[NavigationSt
         if store is None:
             store = session.extra["nav"] = NavigationState(None)
         return store, session.handle
+    return files_state(ls), session.path
+
+
+def files_state(ls: SessionTreeServer) -> NavigationState:
+    """The navigation store of sessions with a file (made on first use)."""
     if ls.state is None:
         ls.state = NavigationState(ls.config.resolved_state_dir())
-    return ls.state, session.path
+    return ls.state
 
 
 def remember_leaf(ls: SessionTreeServer, session: OpenSession) -> None:

@@ -30,11 +30,13 @@ import weakref
 from collections.abc import Iterable
 from typing import Any, Final
 
-from sessiontree.core import view as core_view
 from sessiontree.core.index.cache import IndexCache
 from sessiontree.core.session import SessionManager
+from sessiontree.core.session.sidecar import caches_on
 from sessiontree.core.session.split_scan import FORK_AVAILABLE, fork_child
+from sessiontree.core.tuning import bound
 from sessiontree.lsp.features._common import log, manager_kwargs
+from sessiontree.lsp.features.warm import detach_copy, keep_for_next_open
 from sessiontree.lsp.server import SessionTreeServer
 
 __all__ = ["PREINDEX_MIN_BYTES", "Preindexer", "clean_after", "preindex_min_bytes", "setup"]
@@ -49,13 +51,7 @@ TIMEOUT: Final = 600  # seconds a copy may take (SIGALRM's default ends it)
 def preindex_min_bytes() -> int:
     """The size from which a listed session is indexed ahead (``SESSIONTREE_PREINDEX_MIN_BYTES``
     sets another, for tests)."""
-    raw = os.environ.get("SESSIONTREE_PREINDEX_MIN_BYTES")
-    if raw:
-        try:
-            return max(0, int(raw))
-        except ValueError:
-            pass
-    return PREINDEX_MIN_BYTES
+    return bound("SESSIONTREE_PREINDEX_MIN_BYTES", PREINDEX_MIN_BYTES)
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -86,7 +82,7 @@ class Preindexer:
         """Queue those of the first `preindex` big sessions of `paths` (the listing's order)
         that are worth it now."""
         limit = self.ls.config.preindex
-        if limit <= 0 or not FORK_AVAILABLE or os.environ.get("SESSIONTREE_NO_INDEX_CACHE") == "1":
+        if limit <= 0 or not FORK_AVAILABLE or not caches_on():
             return  # (without index caches there is nothing to keep for the click)
         big = 0
         for path in paths:
@@ -121,25 +117,25 @@ class Preindexer:
         `path`'s), and leave `path` out of the queue."""
         if path is not None and path in self.queue:
             self.queue.remove(path)
-        child = self.child
-        if child is None:
-            return
-        pid, working_on = child
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-        if working_on != path and working_on not in self.queue:
+        working_on = self._kill_child()
+        if working_on is not None and working_on != path and working_on not in self.queue:
             self.queue.insert(0, working_on)
 
     def stop(self) -> None:
         """The daemon ends: no copy outlives it."""
         self.queue.clear()
-        if self.child is not None:
-            try:
-                os.kill(self.child[0], signal.SIGKILL)
-            except OSError:
-                pass
+        self._kill_child()
+
+    def _kill_child(self) -> str | None:
+        """Kill the copy at work (`_run` reaps it); the session it worked on, if any."""
+        if self.child is None:
+            return None
+        pid, working_on = self.child
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        return working_on
 
     # -- the copies ------------------------------------------------------------------------------
     async def _run(self) -> None:
@@ -155,7 +151,9 @@ class Preindexer:
                     path = str(self.ls.access.check_file(path))  # the roots as they are now
                 except Exception:
                     continue
-                before = os.stat(path)
+                before = _stat(path)
+                if before is None:
+                    continue
                 pid = fork_child(functools.partial(_index_in_copy, self.ls, path))
                 if pid is None:
                     return
@@ -205,20 +203,15 @@ def clean_after(pid: int) -> None:
 
 def _index_in_copy(ls: SessionTreeServer, path: str) -> bool:
     """In the forked copy: open `path` as a click would and keep what the next open reads."""
-    signal.alarm(TIMEOUT)
+    detach_copy(TIMEOUT)
     os.nice(10)  # the daemon's own work comes first
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1):  # the client's pipes are the daemon's alone
-        os.dup2(devnull, fd)
     kw = manager_kwargs(ls)
     kw["parallel_scan"] = False  # one core: the other is the daemon's
     manager = SessionManager.open(path, **kw)
     from sessiontree.lsp.features.sessions import restore_leaf_of
 
     restore_leaf_of(ls, path, manager)
-    manager.save_index_cache()
-    manager.keep_last_context()
-    core_view.save_opening_view(manager)
+    keep_for_next_open(manager)
     return True
 
 

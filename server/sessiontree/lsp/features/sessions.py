@@ -19,6 +19,7 @@ from sessiontree.lsp.features._common import (
     Progress,
     call_write,
     file_size,
+    files_state,
     log,
     manager_kwargs,
     remember_leaf,
@@ -48,9 +49,7 @@ def _restore_leaf(ls: SessionTreeServer, session: OpenSession) -> str | None:
 
 def restore_leaf_of(ls: SessionTreeServer, path: str, manager: Any) -> str | None:
     """`_restore_leaf` for a manager of `path` that is not registered (features/preindex.py)."""
-    if ls.state is None:
-        ls.state = NavigationState(ls.config.resolved_state_dir())
-    return _restore_from(ls.state, path, manager)
+    return _restore_from(files_state(ls), path, manager)
 
 
 def _restore_from(store: NavigationState, key: str, manager: Any) -> str | None:

@@ -117,17 +117,30 @@ def _keep_at_close(manager: Any) -> None:
         return
 
     def keep() -> None:
-        signal.alarm(KEEP_TIMEOUT)  # a copy that cannot finish ends (SIGALRM's default)
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1):  # the client's pipes are the parent's alone
-            os.dup2(devnull, fd)
-        for step in ("save_index_cache", "keep_last_context"):  # other agents' have neither
-            fn = getattr(manager, step, None)
-            if fn is not None:
-                fn()
-        core_view.save_opening_view(manager)
+        detach_copy(KEEP_TIMEOUT)
+        keep_for_next_open(manager)
 
     in_forked_child(keep)
+
+
+def detach_copy(timeout: int) -> None:
+    """In a forked copy of the daemon: an alarm that ends it after `timeout` seconds (SIGALRM's
+    default), and its standard input and output on /dev/null (the client's pipes are the
+    daemon's alone)."""
+    signal.alarm(timeout)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(devnull, fd)
+
+
+def keep_for_next_open(manager: Any) -> None:
+    """What the next open of the session reads, written as it is now (when due): its index
+    cache, its last entry's context and the first pages of its view."""
+    for step in ("save_index_cache", "keep_last_context"):  # other agents' have neither
+        fn = getattr(manager, step, None)
+        if fn is not None:
+            fn()
+    core_view.save_opening_view(manager)
 
 
 def _on_event(ls: SessionTreeServer, ev: RegistryEvent) -> None:
