@@ -58,6 +58,8 @@ SESSION_DIFF: Final = "session/diff"
 # The shared session store (docs/shared-store.md).
 SESSION_OPEN_SHARED: Final = "session/openShared"
 SESSION_SEARCH: Final = "session/search"
+# Rows around a big session's leaf before it is open (docs/preview.md).
+SESSION_PREVIEW: Final = "session/preview"
 
 # Notifications (server to client)
 SESSION_DID_CHANGE: Final = "session/didChange"
@@ -104,6 +106,7 @@ REQUESTS: Final[tuple[str, ...]] = (
     SESSION_DIFF,
     SESSION_OPEN_SHARED,
     SESSION_SEARCH,
+    SESSION_PREVIEW,
 )
 
 NOTIFICATIONS: Final[tuple[str, ...]] = (
@@ -125,6 +128,7 @@ ADDITIONS: Final[frozenset[str]] = frozenset(
         SESSION_DIFF,
         SESSION_OPEN_SHARED,
         SESSION_SEARCH,
+        SESSION_PREVIEW,
         SESSION_DID_COMPLETE_SEARCH,
     }
 )

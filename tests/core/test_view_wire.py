@@ -67,6 +67,24 @@ def test_a_partial_search_pages_as_typed(tmp_path: Path, monkeypatch: pytest.Mon
     assert wire == unstructure(mapping.view_result(page))
 
 
+def test_a_preview_goes_out_as_typed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sessiontree.core.store import FileSessionStorage
+    from sessiontree.core.view.preview import Preview, preview
+
+    path = tmp_path / "s.jsonl"
+    gen = ROOT / "benchmarks" / "gen_corpus.py"
+    subprocess.run(
+        [sys.executable, str(gen), str(path), "3000", "--branch-every", "40"], check=True, capture_output=True
+    )
+    monkeypatch.setenv("SESSIONTREE_PREVIEW_BYTES", "65536")
+    for mode in FILTER_MODES:
+        found = preview(FileSessionStorage(), str(path), filter=mode, limit=300)
+        assert found.rows
+        assert mapping.preview_result_wire(found) == unstructure(mapping.preview_result(found))
+    nothing = Preview(reason="no entries")
+    assert mapping.preview_result_wire(nothing) == unstructure(mapping.preview_result(nothing))
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in REAL_CORPUS.glob("*.jsonl")) or ["(none)"])
 def test_real_sessions_page_as_typed(name: str) -> None:
     path = REAL_CORPUS / name

@@ -40,9 +40,10 @@ def test_each_request_is_a_module_level_typed_function(method: str) -> None:
     assert hints[params_name] is params_cls
     if method == methods.SESSION_TREE:
         assert hints["return"] is Any  # pre-serialized JSON, see tree_json
-    elif method == methods.SESSION_VIEW:
-        # the ViewResult's wire dict, built directly (mapping.view_result_wire; its shape is
-        # checked against cattrs's unstructuring of ViewResult in tests/core/test_view_wire.py)
+    elif method in (methods.SESSION_VIEW, methods.SESSION_PREVIEW):
+        # the result's wire dict, built directly (mapping.view_result_wire and
+        # preview_result_wire; their shape is checked against cattrs's unstructuring of the
+        # typed result in tests/core/test_view_wire.py)
         assert hints["return"] == dict[str, Any]
     else:
         assert hints["return"] is (type(None) if result_cls is None else result_cls)

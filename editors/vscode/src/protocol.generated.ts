@@ -747,6 +747,30 @@ export interface PrepareNavigationResult {
   entriesToSummarize: EntrySummary[];
 }
 
+/** Params of `session/preview`: the rows around a session's leaf from the end of its file. */
+export interface PreviewParams {
+  /** Path of the session file (the access rules of `session/open`). */
+  path: string;
+  /** The tree selector's filter mode. */
+  filter?: ViewFilter;
+  /** At most this many rows (0 to 2000), the selected row in their middle when the rows allow. */
+  limit?: number;
+}
+
+/** Result of `session/preview` (docs/preview.md). */
+export interface PreviewResult {
+  /** The rows around the leaf, drawn by the rules of `session/view` from the part of the tree the bytes read hold; empty when the file is not a current-version session, has no entries, or its leaf is not in them. */
+  rows: Row[];
+  /** Index in `rows` (not in the whole view) of the leaf or its nearest visible ancestor. */
+  selectedIndex: number | null;
+  /** The leaf the rows were drawn for: the one `session/open` restores, else the file's last entry. */
+  leafId: string | null;
+  /** The leaf has older ancestors before the bytes read: they are not in `rows`, and the rows' prefixes lack the indentation they add in the whole view. */
+  above: boolean;
+  /** How many bytes of the file's end were read. */
+  bytes: number;
+}
+
 /** Params of `session/recent`. */
 export interface RecentParams {
   /** Project directory (default: the daemon's working directory). */
@@ -1121,6 +1145,7 @@ export interface Requests {
   'session/setName': { params: SetNameParams; result: SetNameResult };
   'session/tree': { params: TreeParams; result: TreeResult };
   'session/view': { params: ViewParams; result: ViewResult };
+  'session/preview': { params: PreviewParams; result: PreviewResult };
   'session/children': { params: ChildrenParams; result: EntrySummariesResult };
   'session/path': { params: PathParams; result: EntrySummariesResult };
   'session/entry': { params: EntryParams; result: EntryResult };

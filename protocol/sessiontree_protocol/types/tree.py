@@ -102,6 +102,41 @@ class ViewResult:
 
 
 @attrs.define(kw_only=True)
+class PreviewParams:
+    """Params of `session/preview`: the rows around a session's leaf from the end of its file."""
+
+    path: str = _req("Path of the session file (the access rules of `session/open`).")
+    filter: ViewFilter = _opt("The tree selector's filter mode.", "default")
+    limit: int = _opt(
+        "At most this many rows (0 to 2000), the selected row in their middle when the rows allow.", 200
+    )
+
+
+@attrs.define(kw_only=True)
+class PreviewResult:
+    """Result of `session/preview` (docs/preview.md)."""
+
+    rows: list[Row] = _list(
+        "The rows around the leaf, drawn by the rules of `session/view` from the part of the tree "
+        "the bytes read hold; empty when the file is not a current-version session, has no "
+        "entries, or its leaf is not in them."
+    )
+    selected_index: int | None = _req(
+        "Index in `rows` (not in the whole view) of the leaf or its nearest visible ancestor.",
+        nullable=True,
+    )
+    leaf_id: str | None = _req(
+        "The leaf the rows were drawn for: the one `session/open` restores, else the file's last entry.",
+        nullable=True,
+    )
+    above: bool = _req(
+        "The leaf has older ancestors before the bytes read: they are not in `rows`, and the rows' "
+        "prefixes lack the indentation they add in the whole view."
+    )
+    bytes: int = _req("How many bytes of the file's end were read.")
+
+
+@attrs.define(kw_only=True)
 class ChildrenParams:
     """Params of `session/children`."""
 

@@ -139,13 +139,49 @@ def view_result(page: Any) -> t.ViewResult:
     )
 
 
+def preview_result(found: Any) -> t.PreviewResult:
+    """A core `view.preview.Preview` -> wire PreviewResult."""
+    return t.PreviewResult(
+        rows=[row(r) for r in found.rows],
+        selected_index=found.selected_index,
+        leaf_id=_s(found.leaf_id),
+        above=found.above,
+        bytes=found.bytes_read,
+    )
+
+
 def view_result_wire(page: Any) -> dict[str, Any]:
     """A core ViewPage as the wire dict of `t.ViewResult`, without building the attrs objects
     (a page is sent after every click, search, move and change: 500 rows cost about 2 ms
     that way); equal to `unstructure(view_result(page))`."""
+    out: dict[str, Any] = {
+        "rows": rows_wire(page.rows),
+        "total": page.total,
+        "selectedIndex": page.selected_index,
+        "leafId": _s(page.leaf_id),
+    }
+    if not page.complete:
+        out["complete"] = False
+    return out
+
+
+def preview_result_wire(found: Any) -> dict[str, Any]:
+    """A core `view.preview.Preview` as the wire dict of `t.PreviewResult`, made as
+    `view_result_wire` makes a page's (equal to `unstructure(preview_result(found))`)."""
+    return {
+        "rows": rows_wire(found.rows),
+        "selectedIndex": found.selected_index,
+        "leafId": _s(found.leaf_id),
+        "above": found.above,
+        "bytes": found.bytes_read,
+    }
+
+
+def rows_wire(page_rows: Iterable[Any]) -> list[dict[str, Any]]:
+    """Core `Row`s as the wire dicts of `t.Row`."""
     rows: list[dict[str, Any]] = []
     append = rows.append
-    for r in page.rows:
+    for r in page_rows:
         d: dict[str, Any] = {
             "id": _s(r.id),
             "parentId": _s(r.parent_id),
@@ -165,15 +201,7 @@ def view_result_wire(page: Any) -> dict[str, Any]:
         if len(r.prefix) > SHORT_ART_WIDTH:
             d["shortPrefix"] = r.short_prefix
         append(d)
-    out: dict[str, Any] = {
-        "rows": rows,
-        "total": page.total,
-        "selectedIndex": page.selected_index,
-        "leafId": _s(page.leaf_id),
-    }
-    if not page.complete:
-        out["complete"] = False
-    return out
+    return rows
 
 
 def labels_result(items: Iterable[tuple[str, str]]) -> t.LabelsResult:

@@ -25,6 +25,7 @@ __all__ = [
     "MIGRATIONS",
     "fill_missing_ids",
     "find_header",
+    "is_current_version",
     "migrate_session_entries",
     "migrate_v1_to_v2",
     "migrate_v2_to_v3",
@@ -34,6 +35,11 @@ __all__ = [
 
 #: The version written by this code and by the reference agent.
 CURRENT_SESSION_VERSION = 3
+
+
+def is_current_version(v: Any) -> bool:
+    """Whether a header's version needs no migration (the fast path's condition)."""
+    return not isinstance(v, bool) and isinstance(v, int | float) and v >= CURRENT_SESSION_VERSION
 
 
 class _EntryIdSource(Protocol):

@@ -20,7 +20,12 @@ from typing import Any
 from .. import paths
 from ..errors import InvalidSessionFileError
 from ..format import jsonl
-from ..format.migrations import CURRENT_SESSION_VERSION, fill_missing_ids, migrate_session_entries
+from ..format.migrations import (
+    CURRENT_SESSION_VERSION,
+    fill_missing_ids,
+    is_current_version,
+    migrate_session_entries,
+)
 from ..format.persistence import clean_openai_replay, has_blob_ref, resolve_blob_refs
 from ..ids import session_file_name
 from ..index import Skeleton, UsageTotals, scan_clean
@@ -37,11 +42,6 @@ __all__ = ["CHUNKED_LOAD_MIN", "LOAD_CHUNK", "Loading", "is_current_version"]
 #: Files larger than this are indexed chunk by chunk (never held whole in memory).
 CHUNKED_LOAD_MIN = 32 << 20
 LOAD_CHUNK = 16 << 20
-
-
-def is_current_version(v: Any) -> bool:
-    """Whether a header's version needs no migration (the fast path's condition)."""
-    return not isinstance(v, bool) and isinstance(v, int | float) and v >= CURRENT_SESSION_VERSION
 
 
 #: The most bytes `keep_last_context` reads back to find the lines this process wrote.

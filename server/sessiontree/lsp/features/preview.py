@@ -1,0 +1,68 @@
+"""`session/preview`: the rows around a session's leaf from the end of its file, while its
+open is still indexing (docs/preview.md).
+
+A client that opens a big file sends this beside `session/open` and draws the rows it gets
+until the open's first page replaces them. It needs no handle, writes nothing, and runs in
+the worker pool beside the open. The leaf is the one the open would restore: the daemon's
+remembered leaf when the file's last entry is still the one it saw, else the last entry.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Final
+
+from sessiontree_protocol import methods as m
+from sessiontree_protocol import types as t
+
+from sessiontree.core.store import FileSessionStorage
+from sessiontree.core.view import FILTER_MODES
+from sessiontree.core.view.preview import Preview
+from sessiontree.core.view.preview import preview as core_preview
+from sessiontree.lsp import errors, mapping
+from sessiontree.lsp.features._common import files_state
+from sessiontree.lsp.features.sessions import refuse_under_other_agents
+from sessiontree.lsp.handlers import register
+from sessiontree.lsp.server import SessionTreeServer
+
+#: The most rows a preview answers with.
+PREVIEW_MAX_ROWS: Final = 2000
+
+
+async def preview(ls: SessionTreeServer, p: t.PreviewParams) -> dict[str, Any]:
+    if p.limit < 0:
+        raise errors.InvalidParams("limit must be 0 or more", {"field": "limit", "reason": "negative"})
+    if p.filter not in FILTER_MODES:
+        raise errors.InvalidParams(
+            f"unknown filter mode {p.filter!r}", {"field": "filter", "reason": "unknown"}
+        )
+    path = str(ls.access.check_file(p.path))
+    refuse_under_other_agents(path, file=True)
+    limit = min(p.limit, PREVIEW_MAX_ROWS)
+    restore = _remembered(ls, path)
+    storage = FileSessionStorage(guard=ls.access.guard)
+
+    def work() -> dict[str, Any]:
+        if not os.path.isfile(path):
+            return mapping.preview_result_wire(Preview(reason="no file"))
+        found = core_preview(storage, path, filter=p.filter, limit=limit, restore=restore)
+        return mapping.preview_result_wire(found)
+
+    return await ls.registry.run(work)
+
+
+def _remembered(ls: SessionTreeServer, path: str) -> tuple[str | None, str | None] | None:
+    """(leaf id, last entry id) the daemon remembers for `path` (`sessions._restore_from`)."""
+    rec = files_state(ls).get(path)
+    if not rec or "leafId" not in rec:
+        return None
+    leaf = rec.get("leafId")
+    last = rec.get("lastEntryId")
+    if not (leaf is None or isinstance(leaf, str)) or not isinstance(last, str):
+        return None
+    return leaf, last
+
+
+def setup(server: SessionTreeServer) -> None:
+    """Register `session/preview`."""
+    register(server, m.SESSION_PREVIEW, preview)
