@@ -154,8 +154,13 @@ class Daemon:
 
     def click(self, path: Path) -> tuple[float, str]:
         def run() -> str:
-            handle = self.request("session/open", {"path": str(path)})["session"]
+            # as the editors click a big file: `session/preview` beside the open (answered
+            # without reading when the session is open or its index cached)
+            opening = self.client.request_future("session/open", {"path": str(path)})
+            early = self.client.request_future("session/preview", {"path": str(path), "limit": PAGE})
+            handle = opening.result(600)["session"]
             self.rows(handle)
+            early.result(600)
             return handle
 
         return timed(run)

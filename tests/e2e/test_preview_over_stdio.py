@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 from e2e_helpers import generate
 from sessiontree.client import Client, RpcError
+from sessiontree.core.index.cache import IndexCache
 
 REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.timeout(120)
 
 
-def _daemon(tmp_path: Path, agent: Path) -> Client:
+def _daemon(tmp_path: Path, agent: Path, caches: bool = True) -> Client:
     env = {
         "PI_CODING_AGENT_DIR": str(agent),
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
@@ -24,6 +25,8 @@ def _daemon(tmp_path: Path, agent: Path) -> Client:
         "SESSIONTREE_PREVIEW_BYTES": str(64 << 10),
         "PYTHONPATH": os.pathsep.join([str(REPO / "server"), str(REPO / "protocol")]),
     }
+    if not caches:
+        env["SESSIONTREE_NO_INDEX_CACHE"] = "1"
     init = {
         "agentDir": str(agent),
         "stateDir": str(tmp_path / "state"),
@@ -77,7 +80,7 @@ def _aligned(preview: dict[str, Any], view: dict[str, Any]) -> None:
 def test_the_rows_around_the_leaf_before_the_open_and_nothing_written(tmp_path: Path) -> None:
     agent, path = _session(tmp_path)
     before = _files(agent)
-    with _daemon(tmp_path, agent) as c:
+    with _daemon(tmp_path, agent, caches=False) as c:
         first = c.request("session/preview", {"path": str(path), "limit": 120})
         assert _files(agent) == before, "a preview writes nothing in the agent's directory"
         assert not (tmp_path / "cache").exists() or not any(
@@ -86,17 +89,20 @@ def test_the_rows_around_the_leaf_before_the_open_and_nothing_written(tmp_path: 
         assert first["above"] is True and 0 < first["bytes"] < path.stat().st_size
         assert len(first["rows"]) == 120 and first["selectedIndex"] >= 60
         assert first["rows"][first["selectedIndex"]]["isLeaf"]
-        # sent beside the open, as the editors do, and drawn the same in every filter
+        # drawn as the whole view is, in every filter (the session closed after each: a
+        # session open in the daemon is not drawn, its open answers at once)
         for filter in ("default", "no-tools", "user-only", "all"):
-            fut = c.request_future("session/preview", {"path": str(path), "filter": filter, "limit": 80})
+            found = c.request("session/preview", {"path": str(path), "filter": filter, "limit": 80})
             handle = c.request("session/open", {"path": str(path)})["session"]
             view = c.request("session/view", {"session": handle, "filter": filter})
-            _aligned(fut.result(60), view)
+            _aligned(found, view)
+            c.request("session/close", {"session": handle})
     assert _files(agent) == before
 
 
 def test_the_leaf_the_open_restores(tmp_path: Path) -> None:
     agent, path = _session(tmp_path)
+    cache = IndexCache(str(tmp_path / "cache" / "sessiontree" / "index"))
     with _daemon(tmp_path, agent) as c:
         handle = c.request("session/open", {"path": str(path)})["session"]
         view = c.request("session/view", {"session": handle})
@@ -105,6 +111,22 @@ def test_the_leaf_the_open_restores(tmp_path: Path) -> None:
             r["id"] for r in reversed(view["rows"]) if not r["onActivePath"] and r.get("role") == "user"
         )
         c.request("session/branch", {"session": handle, "entryId": target})
+        # open here: the open answers at once, nothing is read for a preview
+        here = c.request("session/preview", {"path": str(path)})
+        assert here == {
+            "rows": [],
+            "selectedIndex": None,
+            "leafId": None,
+            "above": False,
+            "bytes": 0,
+            "indexed": True,
+        }
+    # the daemon kept the session's index cache: the next open reads it, not the file
+    assert cache.written_since_change(str(path), path.stat())
+    with _daemon(tmp_path, agent) as c:
+        assert c.request("session/preview", {"path": str(path)})["indexed"] is True
+    for p in Path(cache.dir).iterdir():
+        p.unlink()
     with _daemon(tmp_path, agent) as c:
         found = c.request("session/preview", {"path": str(path)})
         assert found["leafId"] == target

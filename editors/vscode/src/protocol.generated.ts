@@ -769,6 +769,8 @@ export interface PreviewResult {
   above: boolean;
   /** How many bytes of the file's end were read. */
   bytes: number;
+  /** true when nothing was read because the session is open in the daemon or its index cache was written since the file last changed: its open answers at once; absent otherwise. */
+  indexed?: boolean;
 }
 
 /** Params of `session/recent`. */

@@ -134,6 +134,10 @@ class PreviewResult:
         "prefixes lack the indentation they add in the whole view."
     )
     bytes: int = _req("How many bytes of the file's end were read.")
+    indexed: bool | None = _opt(
+        "true when nothing was read because the session is open in the daemon or its index "
+        "cache was written since the file last changed: its open answers at once; absent otherwise."
+    )
 
 
 @attrs.define(kw_only=True)

@@ -147,6 +147,7 @@ def preview_result(found: Any) -> t.PreviewResult:
         leaf_id=_s(found.leaf_id),
         above=found.above,
         bytes=found.bytes_read,
+        indexed=True if found.reason == "indexed" else None,
     )
 
 
@@ -168,13 +169,16 @@ def view_result_wire(page: Any) -> dict[str, Any]:
 def preview_result_wire(found: Any) -> dict[str, Any]:
     """A core `view.preview.Preview` as the wire dict of `t.PreviewResult`, made as
     `view_result_wire` makes a page's (equal to `unstructure(preview_result(found))`)."""
-    return {
+    out: dict[str, Any] = {
         "rows": rows_wire(found.rows),
         "selectedIndex": found.selected_index,
         "leafId": _s(found.leaf_id),
         "above": found.above,
         "bytes": found.bytes_read,
     }
+    if found.reason == "indexed":
+        out["indexed"] = True
+    return out
 
 
 def rows_wire(page_rows: Iterable[Any]) -> list[dict[str, Any]]:

@@ -161,6 +161,15 @@ class IndexCache:
         key = hashlib.sha256(os.path.realpath(path).encode("utf-8", "surrogateescape")).hexdigest()[:40]
         return os.path.join(self.dir, key + suffix)
 
+    def written_since_change(self, path: str, st: Any) -> bool:
+        """Whether the cache of `path` was written after the file (stat `st`) last changed:
+        its next open reads the cache, not the file (a cheap test: the cache is not read)."""
+        try:
+            cached = os.stat(self.file_for(path))
+        except OSError:
+            return False
+        return cached.st_mtime_ns >= st.st_mtime_ns
+
     def load(self, path: str, st: Any) -> tuple[dict[str, Any], CachedSkeletons, UsageTotals, int] | None:
         """`(header, skeletons, usage, indexed_size)` or None when there is no valid cache."""
         try:

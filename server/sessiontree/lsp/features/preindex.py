@@ -108,8 +108,7 @@ class Preindexer:
             return False
         if self.ls.registry.by_path(path) is not None:
             return False
-        cached = _stat(IndexCache().file_for(path))
-        return cached is None or cached.st_mtime_ns < st.st_mtime_ns
+        return not IndexCache().written_since_change(path, st)
 
     # -- an open wants the cores ---------------------------------------------------------------
     def stop_for_open(self, path: str | None) -> None:

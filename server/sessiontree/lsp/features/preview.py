@@ -3,7 +3,8 @@ open is still indexing (docs/preview.md).
 
 A client that opens a big file sends this beside `session/open` and draws the rows it gets
 until the open's first page replaces them. It needs no handle, writes nothing, and runs in
-the worker pool beside the open. The leaf is the one the open would restore: the daemon's
+the worker pool beside the open. A session open in the daemon, or one whose index cache was
+written since the file last changed, is not drawn (`indexed`): its open answers at once. The leaf is the one the open would restore: the daemon's
 remembered leaf when the file's last entry is still the one it saw, else the last entry.
 """
 
@@ -15,6 +16,8 @@ from typing import Any, Final
 from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
 
+from sessiontree.core.index.cache import IndexCache
+from sessiontree.core.session.sidecar import caches_on
 from sessiontree.core.store import FileSessionStorage
 from sessiontree.core.view import FILTER_MODES
 from sessiontree.core.view.preview import Preview
@@ -43,8 +46,15 @@ async def preview(ls: SessionTreeServer, p: t.PreviewParams) -> dict[str, Any]:
     storage = FileSessionStorage(guard=ls.access.guard)
 
     def work() -> dict[str, Any]:
-        if not os.path.isfile(path):
+        try:
+            st = os.stat(path)
+        except OSError:
             return mapping.preview_result_wire(Preview(reason="no file"))
+        if ls.registry.by_path(path) is not None or (
+            caches_on() and IndexCache().written_since_change(path, st)
+        ):
+            # its open answers at once: nothing to draw before it, and the open has the cores
+            return mapping.preview_result_wire(Preview(reason="indexed"))
         found = core_preview(storage, path, filter=p.filter, limit=limit, restore=restore)
         return mapping.preview_result_wire(found)
 
