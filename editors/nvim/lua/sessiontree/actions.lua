@@ -465,6 +465,10 @@ function M.compare(state)
   require("sessiontree.pictures").diff({ state = state })
 end
 
+-- What the keys do while the sidebar shows a big session's provisional rows (still
+-- opening, no handle yet: view.busy says so for every other action).
+local WHILE_OPENING = { close = true, help = true, refresh = true }
+
 --- Set the buffer-local keymaps of a sidebar buffer from the `keymaps` option.
 function M.attach(buf)
   local keymaps = require("sessiontree.config").get().keymaps
@@ -475,7 +479,7 @@ function M.attach(buf)
         or "sessiontree: custom action"
       vim.keymap.set("n", key, function()
         local state = view().from_buf(buf)
-        if state then
+        if state and (WHILE_OPENING[action] or not view().busy(state)) then
           fn(state)
         end
       end, { buffer = buf, nowait = true, silent = true, desc = desc })

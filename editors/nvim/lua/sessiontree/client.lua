@@ -36,6 +36,8 @@ M.methods = {
   graph = "session/graph",
   export = "session/export",
   diff = "session/diff",
+  -- the rows around a big session's leaf from its file's end, while its open indexes it
+  preview = "session/preview",
 }
 
 M.notifications = {

@@ -53,6 +53,10 @@ M.defaults = {
     -- Shown before the text of the leaf row (which is also highlighted), so a long row
     -- cannot push it out of sight. "" shows the highlight only.
     leaf_marker = "▶ leaf ",
+    -- Opening a session file of 4 MB or more also asks the daemon for the rows around its
+    -- leaf from the file's end (`session/preview`), drawn at once while the open indexes
+    -- the file; the exact rows replace them. false: wait for the exact rows.
+    preview = true,
   },
   navigate = {
     -- Ask for an optional branch summary (vim.ui.input) before moving the leaf; an empty
@@ -196,6 +200,7 @@ function M.validate(c)
     debounce = { c.sidebar.debounce, "number" },
     full_art = { c.sidebar.full_art, "boolean" },
     leaf_marker = { c.sidebar.leaf_marker, "string" },
+    preview = { c.sidebar.preview, "boolean" },
   })
   check("navigate.", { prompt_summary = { c.navigate.prompt_summary, "boolean" } })
   check("preview.", { style = { c.preview.style, one_of({ "float", "split" }), false, '"float" or "split"' } })

@@ -61,15 +61,19 @@ function M.open(path, opts)
     return
   end
   path = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
+  local ticket
   client().request(client().methods.open, { path = path }, function(err, result)
     if err then
+      require("sessiontree.view.preview").fail(ticket)
       return notify_err(err, "open " .. path)
     end
-    local state = opened(result, opts)
+    local state = opened(result, vim.tbl_extend("force", opts, { ticket = ticket }))
     if opts.on_open then
       opts.on_open(state)
     end
   end)
+  -- a big file: its last rows from the daemon while the open indexes it (view/preview.lua)
+  ticket = require("sessiontree.view.preview").start(path, opts)
 end
 
 --- Open the sidebar on the most recent session of the cwd, or close it when shown.
@@ -163,6 +167,9 @@ function M.context(opts)
     vim.notify("sessiontree: no session shown in this tab page", vim.log.levels.WARN)
     return
   end
+  if v.busy(state) then
+    return
+  end
   local leaf_id = opts.leaf_id
   if not leaf_id then
     local row = v.current_row(state)
@@ -193,6 +200,9 @@ function M.doctor(opts)
   local state = view().get()
   if not state then
     vim.notify("sessiontree: no session shown in this tab page", vim.log.levels.WARN)
+    return
+  end
+  if view().busy(state) then
     return
   end
   client().request(client().methods.doctor, { session = state.session }, function(err, result)

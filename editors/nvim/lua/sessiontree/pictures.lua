@@ -50,7 +50,7 @@ end
 function M.export(opts)
   opts = opts or {}
   local state = opts.state or state_or_warn()
-  if not state then
+  if not state or view().busy(state) then
     return
   end
   local format = opts.format or "md"
@@ -101,7 +101,7 @@ end
 function M.mark(opts)
   opts = opts or {}
   local state = opts.state or state_or_warn()
-  if not state then
+  if not state or view().busy(state) then
     return
   end
   state.compare_mark = opts.id or cursor_id(state)
@@ -127,7 +127,7 @@ end
 function M.diff(opts)
   opts = opts or {}
   local state = opts.state or state_or_warn()
-  if not state then
+  if not state or view().busy(state) then
     return
   end
   local a, b = opts.a, opts.b

@@ -10,6 +10,7 @@ local config = require("sessiontree.config")
 local pager = require("sessiontree.view.pager")
 local render = require("sessiontree.view.render")
 local window = require("sessiontree.view.window")
+local preview = require("sessiontree.view.preview")
 
 local M = {}
 
@@ -45,6 +46,8 @@ local win_valid = window.win_valid
 ---@field loading boolean a reload is in flight
 ---@field paging boolean a page (more rows at either end) is being fetched
 ---@field searching boolean the rows are those a search found so far (`partial`)
+---@field preview table|nil set while the rows are a preview's (view/preview.lua): provisional
+---@field ticket table|nil the preview of the open whose exact rows are still to come
 
 ---@type table<integer, sessiontree.State>
 local states = {}
@@ -89,6 +92,9 @@ function M.schedule_reload(state)
 end
 
 local function release_session(state)
+  if not state.session then
+    return -- provisional rows of a session still opening: no handle yet
+  end
   for _, s in pairs(states) do
     if s ~= state and s.session == state.session then
       return
@@ -117,20 +123,15 @@ function M.title(info)
     or "in-memory session"
 end
 
---- Show an opened session (an OpenResult) in the sidebar of the current tab page.
----@param open_result table
----@param opts? {focus?: boolean, focus_id?: string}
+--- The sidebar of the current tab page, made (buffer, keymaps, autocmds) when it has none;
+--- its window opened when closed and focused unless opts.focus is false.
+---@param opts {focus?: boolean}
 ---@return sessiontree.State
-function M.show(open_result, opts)
-  opts = opts or {}
+local function sidebar(opts)
   local tab = vim.api.nvim_get_current_tabpage()
   local state = states[tab]
   local prev_win = vim.api.nvim_get_current_win()
-  if state and vim.api.nvim_buf_is_valid(state.buf) then
-    if state.session ~= open_result.session then
-      release_session(state)
-    end
-  else
+  if not (state and vim.api.nvim_buf_is_valid(state.buf)) then
     local buf = window.create_buffer(tab)
     state = {
       tab = tab,
@@ -168,6 +169,30 @@ function M.show(open_result, opts)
     -- filetype last, so FileType autocmds see a complete buffer
     vim.bo[buf].filetype = "sessiontree"
   end
+  if not win_valid(state) then
+    window.open_window(state)
+  end
+  if opts.focus == false and vim.api.nvim_win_is_valid(prev_win) then
+    vim.api.nvim_set_current_win(prev_win)
+  elseif win_valid(state) then
+    vim.api.nvim_set_current_win(state.win)
+  end
+  return state
+end
+
+--- Show an opened session (an OpenResult) in the sidebar of the current tab page.
+--- opts.ticket: the preview of this open (view/preview.lua), whose rows may be shown until
+--- the first page of exact rows replaces them.
+---@param open_result table
+---@param opts? {focus?: boolean, focus_id?: string, ticket?: table}
+---@return sessiontree.State
+function M.show(open_result, opts)
+  opts = opts or {}
+  local state = sidebar(opts)
+  if state.session ~= open_result.session then
+    release_session(state)
+  end
+  preview.opened(state, opts.ticket)
   state.session = open_result.session
   state.path = open_result.path
   state.title = M.title(open_result)
@@ -181,16 +206,42 @@ function M.show(open_result, opts)
   state.search = nil
   -- a search hit: the view drawn as if it were the leaf (its branch the highlighted path)
   state.focus_id = opts.focus_id
-  if not win_valid(state) then
-    window.open_window(state)
-  end
-  if opts.focus == false and vim.api.nvim_win_is_valid(prev_win) then
-    vim.api.nvim_set_current_win(prev_win)
-  elseif win_valid(state) then
-    vim.api.nvim_set_current_win(state.win)
-  end
   M.reload(state, { to_selected = true })
   return state
+end
+
+--- The sidebar of the current tab page handed to the preview of a session still opening
+--- (view/preview.lua draws its rows): made when there is none; a session it showed is
+--- released, and answers still in flight for it are dropped. It has no handle until the
+--- open answers (`M.show`).
+---@param ticket table
+---@return sessiontree.State
+function M.take(ticket)
+  local state = sidebar({ focus = ticket.focus })
+  release_session(state)
+  state.session = nil
+  state.gen = state.gen + 1
+  state.loading, state.paging, state.intent = false, false, nil
+  state.path = ticket.path
+  state.title = vim.fn.fnamemodify(ticket.path, ":t:r")
+  state.agent, state.resume_command = nil, nil
+  state.search, state.focus_id = nil, nil
+  return state
+end
+
+--- True (after saying so) when the sidebar shows the provisional rows of a session still
+--- opening: nothing may be asked about them; the exact rows replace them in a moment.
+---@param state sessiontree.State
+---@return boolean
+function M.busy(state)
+  if not state.preview then
+    return false
+  end
+  vim.notify(
+    ("sessiontree: %s is still opening; its rows are provisional (try again in a moment)"):format(state.preview.name),
+    vim.log.levels.INFO
+  )
+  return true
 end
 
 --- Reopen the sidebar window of a tab page whose buffer still exists. Returns true if it did.

@@ -8,6 +8,7 @@ local client = require("sessiontree.client")
 local config = require("sessiontree.config")
 local render = require("sessiontree.view.render")
 local window = require("sessiontree.view.window")
+local preview = require("sessiontree.view.preview")
 
 local M = {}
 
@@ -38,6 +39,13 @@ local function accept(state, result, offset)
   state.searching = result.complete == false
 end
 
+--- Draw the rows of a `session/view` answer: exact rows, so a preview drawn while the
+--- session opened (view/preview.lua) is over.
+local function draw(state)
+  preview.finish(state)
+  render.render(state)
+end
+
 --- Fetch the rows again (after a change, a filter or a search) and redraw.
 --- opts.keep_id: keep the cursor on this entry when it is still shown (default: the row
 --- under the cursor); opts.to_selected: put the cursor on the leaf row instead.
@@ -45,6 +53,9 @@ end
 ---@param opts? {keep_id?: string, to_selected?: boolean, on_done?: fun()}
 function M.reload(state, opts)
   opts = opts or {}
+  if not state.session then
+    return -- a preview's rows: the open's first page comes with view.show
+  end
   -- A reload supersedes one still in flight (its answer is dropped); keep that one's
   -- intent (where the cursor goes) unless this one has its own.
   if state.loading and state.intent and opts.keep_id == nil and not opts.to_selected then
@@ -109,7 +120,7 @@ function M.reload(state, opts)
     -- asked for lies past the rows found so far)
     local past_end = sel == nil and #state.rows == 0 and offset > 0
     if found or loaded(sel) or (sel == nil and not past_end) or state.total == 0 then
-      render.render(state)
+      draw(state)
       if found then
         window.focus_id(state, keep)
       elseif sel ~= nil then
@@ -131,7 +142,7 @@ function M.reload(state, opts)
         return report(err2, "session/view")
       end
       accept(state, result2, around)
-      render.render(state)
+      draw(state)
       if state.selected_index then
         window.set_cursor_line(state, state.selected_index - state.first + 1)
         window.center(state)
@@ -164,7 +175,7 @@ end
 
 --- Load the next (direction 1) or previous (-1) page when the cursor nears that end.
 function M.maybe_page(state)
-  if state.loading or state.paging or not window.win_valid(state) or #state.rows == 0 then
+  if state.loading or state.paging or state.preview or not window.win_valid(state) or #state.rows == 0 then
     return
   end
   local page = config.get().sidebar.page_size

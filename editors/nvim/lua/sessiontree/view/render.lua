@@ -105,6 +105,15 @@ function M.update_winbar(state)
   local function esc(s)
     return (s:gsub("%%", "%%%%"))
   end
+  local p = state.preview
+  if p then
+    -- provisional rows while the session opens: the file name is cut first when narrow
+    vim.wo[state.win].winbar = "%#SessionTreeFooter# Indexing %<"
+      .. esc(p.name)
+      .. "… "
+      .. esc(M.preview_note(p))
+    return
+  end
   local parts = { "%#SessionTreeFooter# " .. esc(state.title) }
   local suffix = FOOTER[state.filter] or (" [" .. state.filter .. "]")
   if suffix ~= "" then
@@ -117,8 +126,17 @@ function M.update_winbar(state)
   vim.wo[state.win].winbar = table.concat(parts, "")
 end
 
---- The text of the footer (filter suffix, search, count), without highlight codes.
+--- What the status says of a preview's rows (view/preview.lua) after the file name.
+function M.preview_note(p)
+  return p.above and "showing its last entries, not the older ones yet" or "showing its last entries"
+end
+
+--- The text of the footer (filter suffix, search, count), without highlight codes; while
+--- a big session opens, the status of its provisional rows.
 function M.footer(state)
+  if state.preview then
+    return "Indexing " .. state.preview.name .. "… " .. M.preview_note(state.preview)
+  end
   local s = state.title .. (FOOTER[state.filter] or "")
   if state.search and state.search ~= "" then
     s = s .. " /" .. state.search .. "/"
