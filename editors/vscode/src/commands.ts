@@ -7,6 +7,7 @@ import type { Daemon, NavigateResult, OpenResult, PrepareNavigationResult, Sessi
 import type { CurrentSession } from './session';
 import { hasChatModel, summarizeWithModel } from './summarize';
 import { offerResumeInstead } from './agents';
+import { PreviewRowError, refusePreviewRow } from './views/preview';
 import type { RowNode } from './views/rows';
 import { LoadMoreElement, messageSetter, type SessionTreeProvider, type TreeElement, treeMessage } from './views/sessionTree';
 import type { SessionsProvider } from './views/sessions';
@@ -60,10 +61,13 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     return s;
   };
 
-  /** A node from a menu argument, an entry id, or the view's selection. */
+  /**
+   * A node from a menu argument, an entry id, or the view's selection. A row of a preview
+   * (a big session still opening) is refused: nothing is done with it.
+   */
   const nodeOf = async (arg: unknown): Promise<RowNode> => {
     if (isRowNode(arg)) {
-      return arg;
+      return refusePreviewRow(arg);
     }
     if (typeof arg === 'string') {
       await tree.whenIdle();
@@ -75,7 +79,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     }
     const sel = treeView.selection.find(isRowNode);
     if (sel) {
-      return sel;
+      return refusePreviewRow(sel);
     }
     throw new Error('Select an entry in the Session Tree view first.');
   };
@@ -109,6 +113,10 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       try {
         return await fn(...args);
       } catch (err) {
+        if (err instanceof PreviewRowError) {
+          void vscode.window.showInformationMessage(`Session Tree: ${err.message}`);
+          return undefined;
+        }
         ctx.log?.(`command failed: ${errorText(err)}`);
         void vscode.window.showErrorMessage(`Session Tree: ${errorText(err)}`);
         return undefined;
@@ -117,7 +125,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 
   const setMessage = messageSetter(treeView);
   const updateTitleMessage = () => {
-    setMessage(treeMessage(tree.viewState, tree.filter, tree.search, tree.searchFound));
+    setMessage(treeMessage(tree.viewState, tree.filter, tree.search, tree.searchFound, tree.previewPath));
     void vscode.commands.executeCommand('setContext', ContextKey.hasSearch, !!tree.search);
   };
 
@@ -153,6 +161,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
   return [
     tree.onDidChangeViewState(() => updateTitleMessage()),
     tree.onDidLoad(() => updateTitleMessage()),
+    tree.onDidChangePreview(() => updateTitleMessage()),
     reg(Command.sessionsRefresh, () => sessions.refresh()),
     reg(Command.sessionsShowAll, async () => {
       sessions.setShowAll(true);

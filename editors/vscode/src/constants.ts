@@ -22,6 +22,7 @@ export const Method = {
   setName: 'session/setName',
   tree: 'session/tree',
   view: 'session/view',
+  preview: 'session/preview',
   children: 'session/children',
   path: 'session/path',
   entry: 'session/entry',

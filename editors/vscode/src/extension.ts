@@ -35,6 +35,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
   const tree = new SessionTreeProvider(daemon, current, {
     filter: FILTER_MODES.includes(defaultFilter) ? defaultFilter : 'default',
     pageSize: Math.max(50, config.get<number>(Setting.pageSize) ?? 500),
+    log: (m) => daemon.output.warn(m),
   });
   const sessions = new SessionsProvider(daemon, current, {
     folders: () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
@@ -45,6 +46,16 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
   const graph = new GraphPanel(daemon, current, (m) => daemon.output.error(m));
 
   const followLive = () => vscode.workspace.getConfiguration(Setting.section).get<boolean>(Setting.followLive, true);
+  /** Brings the leaf's row (or its nearest shown ancestor) into view, without selecting it. */
+  const revealLeaf = () => {
+    if (!followLive() || !treeView.visible) {
+      return;
+    }
+    const node = tree.leafNode();
+    if (node) {
+      treeView.reveal(node, { select: false, focus: false, expand: true }).then(undefined, () => undefined);
+    }
+  };
   context.subscriptions.push(
     current,
     tree,
@@ -66,12 +77,14 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
       }
     }),
     tree.onDidLoad((e) => {
-      if (!e.leafChanged || !followLive() || !treeView.visible) {
-        return;
+      if (e.leafChanged) {
+        revealLeaf();
       }
-      const node = tree.leafNode();
-      if (node) {
-        treeView.reveal(node, { select: false, focus: false, expand: true }).then(undefined, () => undefined);
+    }),
+    // a big session's preview is drawn like its first rows: the leaf's row in view
+    tree.onDidChangePreview((preview) => {
+      if (preview) {
+        revealLeaf();
       }
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => sessions.refresh()),

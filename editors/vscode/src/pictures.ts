@@ -9,6 +9,7 @@ import * as vscode from 'vscode';
 import { Command, ContextKey, Method, Scheme } from './constants';
 import type { Daemon } from './protocol';
 import type { CurrentSession } from './session';
+import { PreviewRowError, refusePreviewRow } from './views/preview';
 import type { RowNode } from './views/rows';
 
 interface ExportReply {
@@ -102,7 +103,7 @@ export function registerPictures(ctx: {
     }
     return s;
   };
-  /** A row from a menu argument or the view's selection; a string is an entry id. */
+  /** A row from a menu argument or the view's selection (not a preview's); a string is an entry id. */
   const entryOf = (arg: unknown): { id: string; text: string } => {
     if (typeof arg === 'string') {
       return { id: arg, text: arg };
@@ -111,6 +112,7 @@ export function registerPictures(ctx: {
     if (!node) {
       throw new Error('Select an entry in the Session Tree view first.');
     }
+    refusePreviewRow(node);
     return { id: node.row.id, text: node.row.text };
   };
 
@@ -174,6 +176,10 @@ export function registerPictures(ctx: {
       try {
         return await fn(...args);
       } catch (err) {
+        if (err instanceof PreviewRowError) {
+          void vscode.window.showInformationMessage(`Session Tree: ${err.message}`);
+          return undefined;
+        }
         void vscode.window.showErrorMessage(`Session Tree: ${err instanceof Error ? err.message : String(err)}`);
         return undefined;
       }

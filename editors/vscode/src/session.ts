@@ -15,12 +15,22 @@ export interface OpenSession {
   resumeCommand?: string;
 }
 
+/** An open that was sent to the daemon and has not answered yet. */
+export interface OpeningSession {
+  path: string;
+  /** Settles with the open: resolves once the session is current, rejects when it failed. */
+  opened: Promise<unknown>;
+}
+
 /** Holds the open session and tells the views when it changes. */
 export class CurrentSession implements vscode.Disposable {
   private current: OpenSession | undefined;
   private readonly emitter = new vscode.EventEmitter<OpenSession | undefined>();
   /** Fires after a session was opened, replaced or closed. */
   readonly onDidChange = this.emitter.event;
+  private readonly willOpenEmitter = new vscode.EventEmitter<OpeningSession>();
+  /** Fires when `session/open` of a file was sent (a big file's view asks for its preview). */
+  readonly onWillOpen = this.willOpenEmitter.event;
 
   constructor(private readonly daemon: Daemon) {}
 
@@ -30,8 +40,10 @@ export class CurrentSession implements vscode.Disposable {
 
   /** Opens a session file through the daemon and makes it current. */
   async open(path: string): Promise<OpenSession> {
-    const result = await this.daemon.request<OpenResult>(Method.open, { path });
-    return this.adopt(result, path);
+    const opening = this.daemon.request<OpenResult>(Method.open, { path });
+    const opened = opening.then((result) => this.adopt(result, path));
+    this.willOpenEmitter.fire({ path, opened });
+    return opened;
   }
 
   /** Makes an already opened daemon session current. */
@@ -70,6 +82,7 @@ export class CurrentSession implements vscode.Disposable {
 
   dispose(): void {
     this.emitter.dispose();
+    this.willOpenEmitter.dispose();
   }
 }
 

@@ -53,7 +53,7 @@ M.defaults = {
     -- Shown before the text of the leaf row (which is also highlighted), so a long row
     -- cannot push it out of sight. "" shows the highlight only.
     leaf_marker = "▶ leaf ",
-    -- Opening a session file of 4 MB or more also asks the daemon for the rows around its
+    -- Opening a session file of 32 MB or more also asks the daemon for the rows around its
     -- leaf from the file's end (`session/preview`), drawn at once while the open indexes
     -- the file; the exact rows replace them. false: wait for the exact rows.
     preview = true,

@@ -5,7 +5,12 @@
 -- first_rows_spec.lua measures the real race on a 118 MB file.
 local H = require("helpers")
 
-local BIG_ENTRIES = 5000 -- about 6 MB: over view/preview.lua's MIN_SIZE
+local BIG_ENTRIES = 5000 -- about 6 MB: over the MIN_SIZE these specs set
+-- view/preview.lua asks for a preview from 32 MB; these specs lower the bound so that a
+-- generated file of a few MB stands for a big one (first_rows_spec.lua opens 118 MB)
+local SPEC_MIN_SIZE = 4 * 1024 * 1024
+local preview_mod = require("sessiontree.view.preview")
+local MIN_SIZE = preview_mod.MIN_SIZE
 
 --- Wrap client.request. Every request is recorded in the list returned (with a function
 --- that undoes the wrap). `hooks[method](cb, err, result, params)` gets that method's
@@ -74,6 +79,7 @@ describe("a big session's preview", function()
   local env, generated, big, leaf, methods, view, restore
 
   setup(function()
+    preview_mod.MIN_SIZE = SPEC_MIN_SIZE
     env = H.setup()
     generated = env.dir .. "/generated.jsonl"
     local r = vim.system({ H.python, H.repo_root .. "/benchmarks/gen_corpus.py", generated, tostring(BIG_ENTRIES) })
@@ -94,6 +100,7 @@ describe("a big session's preview", function()
 
   teardown(function()
     H.teardown()
+    preview_mod.MIN_SIZE = MIN_SIZE
   end)
 
   after_each(function()
@@ -297,7 +304,7 @@ describe("a big session's preview", function()
     assert.are.equal("no-tools", st.filter)
   end)
 
-  it("is not asked for a file below 4 MB", function()
+  it("is not asked for a file below MIN_SIZE", function()
     local sent
     sent, restore = spy()
     local small = H.fixture("branched.jsonl", H.subdir(env))
@@ -310,6 +317,14 @@ end)
 
 describe("sidebar.preview = false", function()
   local restore
+
+  setup(function()
+    preview_mod.MIN_SIZE = SPEC_MIN_SIZE
+  end)
+
+  teardown(function()
+    preview_mod.MIN_SIZE = MIN_SIZE
+  end)
 
   after_each(function()
     if restore then

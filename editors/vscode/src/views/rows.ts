@@ -44,6 +44,8 @@ export interface RowNode {
   level: number;
   /** The depth marker shown before the text of a row deeper than the deepest nesting level. */
   marker?: string;
+  /** A row of `session/preview`, shown while the session opens: display-only (views/preview.ts). */
+  preview?: boolean;
 }
 
 /** The nested form of a list of rows. */

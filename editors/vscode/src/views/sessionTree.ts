@@ -5,6 +5,17 @@ import type { Daemon, Row, ViewResult } from '../protocol';
 import { entryTooltipMarkdown } from '../render';
 import type { CurrentSession, OpenSession } from '../session';
 import { findGaps, gapRequest, headRequest, leafWindowRequest, mergeSegments, rowAt, type Segment } from './paging';
+import {
+  buildPreview,
+  fileSize,
+  OlderRowsElement,
+  olderRowsItem,
+  type Preview,
+  PREVIEW_CONTEXT,
+  previewMessage,
+  previewParams,
+  requestPreview,
+} from './preview';
 import { formatAge, iconForRow, LEAF_ICON, nestRows, type RowNode, rowContextValue, rowLabel } from './rows';
 
 /**
@@ -20,7 +31,7 @@ export class LoadMoreElement {
   ) {}
 }
 
-export type TreeElement = RowNode | LoadMoreElement;
+export type TreeElement = RowNode | LoadMoreElement | OlderRowsElement;
 
 /**
  * What an empty view means, for its welcome text: `loading` (the rows of the open session are
@@ -33,12 +44,14 @@ export type TreeViewState = 'none' | 'loading' | 'empty' | 'rows' | 'failed';
  * The banner above the Session Tree rows: the filter and search in force, and, while they are,
  * what an empty view means. (VS Code shows a view's welcome text only while it has no
  * message, so with a filter or search the banner has to say "Loading…" or "Nothing matches".)
+ * While the rows are a big file's preview (`previewPath`), it says so first.
  */
 export function treeMessage(
   state: TreeViewState,
   filter: FilterMode,
   search: string,
   found?: number,
+  previewPath?: string,
 ): string | undefined {
   const parts: string[] = [];
   if (filter !== 'default') {
@@ -47,10 +60,11 @@ export function treeMessage(
   if (search) {
     parts.push(`search: "${search}"`);
   }
-  if (!parts.length) {
+  if (previewPath !== undefined) {
+    parts.unshift(previewMessage(previewPath));
+  } else if (!parts.length) {
     return undefined;
-  }
-  if (found !== undefined) {
+  } else if (found !== undefined) {
     parts.unshift(`Searching… ${found} found so far`); // the rest comes with didCompleteSearch
   } else if (state === 'loading') {
     parts.unshift('Loading…');
@@ -89,6 +103,10 @@ export interface SessionTreeOptions {
    */
   clearAfterMs: number;
   now: () => number;
+  /** The size of a session file, which tells whether its open is worth a preview. */
+  sizeOf: (path: string) => Promise<number>;
+  /** Where a failed preview is logged. */
+  log?: (message: string) => void;
 }
 
 /** Result of a (re)load, for the caller that follows the leaf. */
@@ -125,6 +143,19 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
   private shownKey: string | undefined;
   private keepFocusOnce = false;
   private found: number | undefined;
+  /** The latest open of a file whose first rows are not drawn yet (a preview may stand in). */
+  private pending: { path: string; token: number } | undefined;
+  private opens = 0;
+  /** The rows drawn in place of the loaded ones while `pending` opens (views/preview.ts). */
+  private shownPreview: Preview | undefined;
+  /**
+   * The file the view's message names as previewed. It goes after the rows that replace the
+   * preview were announced: a message changed first holds those rows back 200 ms in VS Code.
+   */
+  private previewNamed: string | undefined;
+  private readonly previewEmitter = new vscode.EventEmitter<Preview | undefined>();
+  /** Fires when a preview is drawn (with it) and when it goes (undefined). */
+  readonly onDidChangePreview = this.previewEmitter.event;
   filter: FilterMode;
   search = '';
   /**
@@ -139,9 +170,18 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     private readonly session: CurrentSession,
     options: Partial<SessionTreeOptions> = {},
   ) {
-    this.options = { pageSize: 500, filter: 'default', debounceMs: 120, clearAfterMs: 150, now: () => Date.now(), ...options };
+    this.options = {
+      pageSize: 500,
+      filter: 'default',
+      debounceMs: 120,
+      clearAfterMs: 150,
+      now: () => Date.now(),
+      sizeOf: fileSize,
+      ...options,
+    };
     this.filter = this.options.filter;
     this.disposables.push(
+      session.onWillOpen(({ path, opened }) => this.beginOpen(path, opened)),
       session.onDidChange((s) => {
         const key = s ? `${s.handle}\u0000${s.path ?? ''}` : undefined;
         if (key !== undefined && key === this.shownKey) {
@@ -152,14 +192,27 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
           this.focusId = undefined;
         }
         this.keepFocusOnce = false;
+        // the preview of this session stays until its rows replace it (no empty view between)
+        if (this.pending && this.pending.path !== s?.path) {
+          this.pending = undefined;
+        }
+        const keepPreview = this.shownPreview !== undefined && this.shownPreview.token === this.pending?.token;
+        const dropped = !keepPreview && this.shownPreview !== undefined;
+        if (dropped) {
+          this.shownPreview = undefined;
+          this.previewNamed = undefined;
+        }
         const drawn = this.topLevel.length > 0;
         this.segments = [];
         this.total = 0;
         this.leafId = null;
         this.setViewState(s ? 'loading' : 'none');
         this.rebuild();
-        if (drawn) {
+        if (drawn && !keepPreview) {
           this.clearSoon();
+        }
+        if (dropped) {
+          this.previewEmitter.fire(undefined);
         }
         void this.refresh();
       }),
@@ -215,6 +268,11 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     return this.found;
   }
 
+  /** The file whose preview the view shows, while it shows one (for the view's message). */
+  get previewPath(): string | undefined {
+    return this.previewNamed;
+  }
+
   /** What the view shows, or waits for. */
   get viewState(): TreeViewState {
     return this.state;
@@ -258,6 +316,9 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     const run = this.loading
       .then(() => this.load())
       .catch((err: unknown) => {
+        if (this.pending && this.pending.path === this.session.value?.path) {
+          this.endOpen(); // the rows of the session it was drawn for will not come
+        }
         this.setViewState(this.session.value ? 'failed' : 'none');
         this.reportError(err);
       });
@@ -360,6 +421,12 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
       return;
     }
     const oldLeaf = this.leafId;
+    // the first rows of the session a preview stands in for replace it, in the same change
+    const replaced = this.pending?.path === session.path && this.shownPreview !== undefined;
+    if (this.pending?.path === session.path) {
+      this.pending = undefined;
+      this.shownPreview = undefined;
+    }
     this.segments = mergeSegments(segments);
     this.total = first.total;
     this.leafId = first.leafId;
@@ -371,8 +438,69 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     }
     // a search that goes on has not found nothing yet: it is still loading
     this.setViewState(first.total > 0 ? 'rows' : this.found !== undefined ? 'loading' : 'empty');
-    this.fireChange();
+    if (!this.shownPreview) {
+      this.fireChange(); // (rows loaded behind another file's preview are drawn when it goes)
+    }
+    if (replaced) {
+      this.previewNamed = undefined; // the message goes after the rows
+    }
     this.loadEmitter.fire({ session, leafId: first.leafId, leafChanged: oldLeaf !== first.leafId });
+    if (replaced) {
+      this.previewEmitter.fire(undefined);
+    }
+  }
+
+  /**
+   * An open was sent: for a big file, its preview is asked for beside it and drawn while the
+   * open and its first rows are pending. None when the view already shows that file, draws
+   * the next session from a search hit, or has a search (the preview shows no search).
+   */
+  private beginOpen(path: string, opened: Promise<unknown>): void {
+    if (this.shownPreview?.path !== path) {
+      this.endOpen(); // another file was clicked: a preview drawn goes, the loaded rows come back
+    }
+    if (path === this.session.value?.path || this.keepFocusOnce || this.search) {
+      return;
+    }
+    const token = ++this.opens;
+    this.pending = { path, token };
+    if (this.shownPreview) {
+      this.shownPreview.token = token; // the same file clicked again: its preview stands
+    }
+    opened.then(undefined, () => {
+      if (this.pending?.token === token) {
+        this.endOpen();
+      }
+    });
+    const params = previewParams(path, this.filter, this.options.pageSize);
+    void requestPreview(this.daemon, params, this.options).then((result) => {
+      // too late (the rows came, another file was clicked, the open failed) or of another filter
+      const loaded = this.session.value?.path === path && this.state !== 'loading';
+      if (!result || this.pending?.token !== token || loaded || params.filter !== this.filter || this.search) {
+        return;
+      }
+      const preview = buildPreview(path, token, result);
+      if (!preview) {
+        return;
+      }
+      this.shownPreview = preview;
+      this.rebuild();
+      this.fireChange();
+      this.previewNamed = path; // the message after the rows
+      this.previewEmitter.fire(preview);
+    });
+  }
+
+  /** No open is pending any more: a preview drawn for it goes, the loaded rows come back. */
+  private endOpen(): void {
+    this.pending = undefined;
+    if (this.shownPreview) {
+      this.shownPreview = undefined;
+      this.rebuild();
+      this.fireChange();
+      this.previewNamed = undefined;
+      this.previewEmitter.fire(undefined);
+    }
   }
 
   private async loadPage(gap?: LoadMoreElement): Promise<void> {
@@ -447,7 +575,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     if (tail) {
       top.push(tail);
     }
-    this.topLevel = top;
+    this.topLevel = this.shownPreview ? this.shownPreview.roots : top;
     this.byId = byId;
   }
 
@@ -458,6 +586,9 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
 
   /** The node of the leaf, or of its nearest visible ancestor (the selector's selection). */
   leafNode(): RowNode | undefined {
+    if (this.shownPreview) {
+      return this.shownPreview.selected;
+    }
     if (this.leafId) {
       const node = this.byId.get(this.leafId);
       if (node) {
@@ -473,7 +604,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
   }
 
   getChildren(element?: TreeElement): TreeElement[] {
-    if (element instanceof LoadMoreElement) {
+    if (element instanceof LoadMoreElement || element instanceof OlderRowsElement) {
       return [];
     }
     if (element) {
@@ -483,10 +614,13 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
   }
 
   getParent(element: TreeElement): TreeElement | undefined {
-    return element instanceof LoadMoreElement ? undefined : element.parent;
+    return 'row' in element ? element.parent : undefined;
   }
 
   getTreeItem(element: TreeElement): vscode.TreeItem {
+    if (element instanceof OlderRowsElement) {
+      return olderRowsItem();
+    }
     if (element instanceof LoadMoreElement) {
       const item = new vscode.TreeItem(
         `Load more… (${element.hidden} of ${element.total} rows not shown)`,
@@ -524,17 +658,18 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     item.iconPath = row.isLeaf
       ? new vscode.ThemeIcon(LEAF_ICON, new vscode.ThemeColor('charts.green'))
       : new vscode.ThemeIcon(iconForRow(row), row.onActivePath ? new vscode.ThemeColor('charts.blue') : undefined);
-    item.contextValue = rowContextValue(row);
+    item.contextValue = element.preview ? PREVIEW_CONTEXT : rowContextValue(row);
+    // a screen reader says which rows are a preview (a big session still opening)
     item.accessibilityInformation = {
-      label: `${row.onActivePath ? 'active path, ' : ''}${row.isLeaf ? 'current leaf, ' : ''}${rowLabel(row)}`,
+      label: `${element.preview ? 'preview, ' : ''}${row.onActivePath ? 'active path, ' : ''}${row.isLeaf ? 'current leaf, ' : ''}${rowLabel(row)}`,
     };
     return item;
   }
 
   /** Fills the tooltip lazily with the entry's full text from `session/entry`. */
   async resolveTreeItem(item: vscode.TreeItem, element: TreeElement): Promise<vscode.TreeItem> {
-    if (element instanceof LoadMoreElement || !this.session.value) {
-      return item;
+    if (!('row' in element) || element.preview || !this.session.value) {
+      return item; // a preview row has no session to read the entry from yet
     }
     try {
       const res = await this.daemon.request<{ entry: Record<string, unknown> }>(Method.entry, {
@@ -562,5 +697,6 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     this.changeEmitter.dispose();
     this.loadEmitter.dispose();
     this.stateEmitter.dispose();
+    this.previewEmitter.dispose();
   }
 }

@@ -237,36 +237,78 @@ async function main() {
         ack(data.token, { listed });
       } else if (kind === 'FIRSTROWS') {
         // a mouse click on a row of data.pane (Sessions), timed in the page from the mouse
-        // press to the first rows of data.tree (Session Tree, empty before) in the DOM
+        // press to the first rows of data.tree (Session Tree, empty before) in the DOM. With
+        // data.preview (how the aria-label of a preview row starts), also the times of the first
+        // preview rows, of the leaf's preview row, and of the first rows that are no preview's
+        // (the exact rows of the open).
         const treeBody = pane(data.tree).locator('.pane-body');
         const target = rowOf(data.pane, data.label);
         await target.waitFor({ state: 'visible', timeout: 15000 });
         await page
           .waitForFunction((el) => !el.querySelector('.monaco-list-row .label-name'), await treeBody.elementHandle(), { timeout: 15000 })
           .catch(() => undefined);
-        await treeBody.evaluate((el) => {
-          const labels = () =>
-            [...el.querySelectorAll('.monaco-list-row .label-name')].map((n) => n.textContent.replace(/\s+/g, ' ').trim()).filter(Boolean);
-          const w = { before: labels(), pressedAt: null, firstAt: null, first: [] };
+        await treeBody.evaluate((el, preview) => {
+          const drawn = () =>
+            [...el.querySelectorAll('.monaco-list-row')]
+              .map((r) => {
+                const name = r.querySelector('.label-name');
+                return { label: name ? name.textContent.replace(/\s+/g, ' ').trim() : '', aria: r.getAttribute('aria-label') || '' };
+              })
+              .filter((r) => r.label);
+          const w = { before: drawn().map((r) => r.label), pressedAt: null, firstAt: null, first: [], previewAt: null, previewLeafAt: null, preview: [], exactAt: null, exact: [] };
+          const done = () => w.firstAt !== null && (!preview || w.exactAt !== null);
           const observer = new MutationObserver(() => {
-            if (w.pressedAt === null || w.firstAt !== null) return;
-            const now = labels();
-            if (now.length > 0) {
-              w.firstAt = performance.now();
-              w.first = now;
-              observer.disconnect();
+            if (w.pressedAt === null || done()) return;
+            const rows = drawn();
+            if (rows.length === 0) return;
+            const now = performance.now();
+            if (w.firstAt === null) {
+              w.firstAt = now;
+              w.first = rows.map((r) => r.label);
             }
+            if (preview) {
+              const previewRows = rows.filter((r) => r.aria.startsWith(preview));
+              if (previewRows.length > 0 && w.previewAt === null) {
+                w.previewAt = now;
+                w.preview = rows.map((r) => r.label);
+              }
+              if (w.previewLeafAt === null && previewRows.some((r) => r.aria.includes('current leaf, '))) {
+                w.previewLeafAt = now;
+              }
+              if (previewRows.length === 0 && w.exactAt === null) {
+                w.exactAt = now;
+                w.exact = rows.map((r) => r.label);
+              }
+            }
+            if (done()) observer.disconnect();
           });
-          observer.observe(el, { subtree: true, childList: true, characterData: true });
+          observer.observe(el, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['aria-label'] });
           document.addEventListener('mousedown', () => (w.pressedAt = performance.now()), { capture: true, once: true });
           window.__sessiontreeFirstRows = w;
-        });
+        }, data.preview || '');
         await target.click();
         await page
-          .waitForFunction(() => window.__sessiontreeFirstRows.firstAt !== null, null, { timeout: data.timeout || 60000, polling: 50 })
+          .waitForFunction(
+            (preview) => {
+              const w = window.__sessiontreeFirstRows;
+              return w.firstAt !== null && (!preview || w.exactAt !== null);
+            },
+            data.preview || '',
+            { timeout: data.timeout || 60000, polling: 50 },
+          )
           .catch(() => undefined);
         const w = await page.evaluate(() => window.__sessiontreeFirstRows);
-        ack(data.token, { before: w.before, first: w.first, ms: w.firstAt === null ? null : w.firstAt - w.pressedAt });
+        const since = (t) => (t === null ? null : t - w.pressedAt);
+        ack(data.token, {
+          before: w.before,
+          first: w.first,
+          ms: since(w.firstAt),
+          previewMs: since(w.previewAt),
+          previewLeafMs: since(w.previewLeafAt),
+          preview: w.preview,
+          exactMs: since(w.exactAt),
+          exact: w.exact,
+        });
       } else if (kind === 'ROWS') {
         const rows = pane(data.pane).locator('.monaco-list-row').first();
         await rows.waitFor({ state: 'visible', timeout: 15000 });

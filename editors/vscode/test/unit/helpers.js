@@ -23,4 +23,18 @@ function row(id, parentId, depth, extra = {}) {
 }
 
 const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
-module.exports = { FakeDaemon, row, tick };
+
+/** A tree view's `message` that records every set in `sets` (and calls `onSet` with it). */
+function messageView(sets, onSet = () => {}) {
+  return {
+    get message() {
+      return sets.at(-1);
+    },
+    set message(m) {
+      sets.push(m);
+      onSet(m);
+    },
+  };
+}
+
+module.exports = { FakeDaemon, messageView, row, tick };

@@ -4,7 +4,7 @@ const assert = require('node:assert/strict');
 const vscode = require('vscode');
 const { SessionTreeProvider, LoadMoreElement, messageSetter, treeMessage } = require('../../out/views/sessionTree');
 const { CurrentSession } = require('../../out/session');
-const { FakeDaemon, row, tick } = require('./helpers');
+const { FakeDaemon, messageView, row, tick } = require('./helpers');
 
 function makeRows(n) {
   // a linear conversation: every row at depth 0, the last one is the leaf
@@ -341,14 +341,7 @@ test('a search in progress that found nothing yet is loading, not "nothing match
 
 test('the view message is set only when it changes (a set holds the next rows back in VS Code)', () => {
   const sets = [];
-  const view = {
-    get message() {
-      return sets.at(-1);
-    },
-    set message(m) {
-      sets.push(m);
-    },
-  };
+  const view = messageView(sets);
   const set = messageSetter(view);
   set(undefined);
   assert.deepEqual(sets, [], 'nothing to change');

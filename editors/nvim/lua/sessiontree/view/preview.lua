@@ -19,8 +19,10 @@ local window = require("sessiontree.view.window")
 
 local M = {}
 
---- Files this large (bytes) get a preview; smaller ones open quickly enough without.
-M.MIN_SIZE = 4 * 1024 * 1024
+--- Files this large (bytes) get a preview (the daemon's "big session", as for indexing
+--- ahead); a smaller one's open and first page take under a quarter of a second cold, and a
+--- preview would only flash before them.
+M.MIN_SIZE = 32 * 1024 * 1024
 --- The most rows the daemon answers a preview with.
 M.MAX_ROWS = 2000
 

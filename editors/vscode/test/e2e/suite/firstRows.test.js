@@ -6,7 +6,10 @@
 // generated 100,000-entry corpus (benchmarks/gen_corpus.py, made by run-e2e.js as big.jsonl),
 // copied into the test's temporary agent dir. The figures go to the suite's output and to
 // test-artifacts/first-rows-vscode.txt. No time limit (timing targets live in benchmarks/):
-// only a sanity bound, so that a hang fails.
+// only a sanity bound, so that a hang fails. The file is big (over 4 MB), so the click also
+// asks for its preview (session/preview): on the cold click the preview's rows, the leaf's
+// among them, are drawn first, then the open's exact rows replace them; both times are
+// reported (a preview row is told by its aria-label, which starts with "preview, ").
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -17,6 +20,8 @@ const signalDir = path.join(ws, '.e2e');
 const ENTRIES = 100000;
 const SANITY_MS = 60000;
 const artifacts = path.resolve(__dirname, '..', '..', '..', '..', '..', 'test-artifacts');
+/** How the aria-label of a preview row starts (src/views/sessionTree.ts getTreeItem). */
+const PREVIEW_ARIA = 'preview, ';
 
 async function waitFor(what, fn, ms = 15000) {
   const start = Date.now();
@@ -69,6 +74,10 @@ describe('First rows of a 100,000-entry session', function () {
   let big;
   let leaf;
   const label = (node) => String(api.tree.getTreeItem(node).label).replace(/\s+/g, ' ').trim();
+  /** A label without the depth marker of a deep row (a preview's depths are its own). */
+  const bare = (l) => l.replace(/^‹\d+› /, '');
+  /** Every node under `nodes` (collapsed ones too), and the nodes themselves. */
+  const all = (nodes) => nodes.flatMap((n) => [n, ...(n.row ? all(api.tree.getChildren(n)) : [])]);
 
   before(async () => {
     const ext = vscode.extensions.getExtension('sessiontree.sessiontree');
@@ -99,7 +108,10 @@ describe('First rows of a 100,000-entry session', function () {
     await vscode.commands.executeCommand('sessiontree.server.restart');
   });
 
-  /** A fresh daemon (nothing open in memory), then a click on the session; returns the ms. */
+  /**
+   * A fresh daemon (nothing open in memory), then a click on the session; returns the ms of the
+   * first rows, of the preview's rows (null when none was drawn) and of the exact rows.
+   */
   async function clickAndTime(cold) {
     await vscode.commands.executeCommand('sessiontree.server.restart');
     await api.daemon.ready();
@@ -109,10 +121,45 @@ describe('First rows of a 100,000-entry session', function () {
     }
     const listed = await waitFor('the session in the Sessions view', async () => (await api.sessions.getChildren()).find((s) => s.path === big), SANITY_MS);
     const sessionLabel = String(api.sessions.getTreeItem(listed).label);
-    const r = await askDriver('FIRSTROWS', { pane: 'Sessions', label: sessionLabel, tree: 'Session Tree', timeout: SANITY_MS }, SANITY_MS + 45000);
+    // the preview as the extension draws it: its rows, its selection and the view's message then
+    let shown;
+    const watch = api.tree.onDidChangePreview((preview) => {
+      if (preview && !shown) {
+        const nodes = all(api.tree.getChildren());
+        shown = {
+          ids: nodes.filter((n) => n.row).map((n) => n.row.id),
+          labels: new Set(nodes.map(label)),
+          selected: preview.selected && preview.selected.row,
+          selectedLabel: preview.selected && label(preview.selected),
+          message: api.treeView.message,
+        };
+      }
+    });
+    let r;
+    try {
+      r = await askDriver(
+        'FIRSTROWS',
+        { pane: 'Sessions', label: sessionLabel, tree: 'Session Tree', timeout: SANITY_MS, preview: PREVIEW_ARIA },
+        SANITY_MS + 45000,
+      );
+    } finally {
+      watch.dispose();
+    }
     assert.deepEqual(r.before, [], 'the Session Tree view was empty before the click');
     assert.ok(r.ms !== null, `no rows in the Session Tree view within ${SANITY_MS} ms of the click`);
     assert.ok(r.ms < SANITY_MS, `first rows after ${r.ms} ms`);
+    assert.ok(r.exactMs !== null, `no exact rows in the Session Tree view within ${SANITY_MS} ms of the click`);
+    if (cold) {
+      // the preview came first, its rows the first drawn, the leaf's row among them
+      assert.ok(shown, 'the cold click drew the preview of the big file');
+      assert.ok(r.previewMs !== null, 'preview rows were drawn');
+      assert.equal(r.ms, r.previewMs, 'the first rows drawn are the preview\'s');
+      assert.ok(r.exactMs > r.previewMs, `the exact rows (${r.exactMs} ms) come after the preview (${r.previewMs} ms)`);
+      assert.ok(r.previewLeafMs !== null && r.previewLeafMs < r.exactMs, `the leaf's preview row was drawn before the exact rows: ${r.previewLeafMs} ms`);
+      assert.ok(shown.selected && shown.selected.isLeaf && shown.selected.id === leaf.id, `the preview selects the leaf ${leaf.id}: ${shown.selected && shown.selected.id}`);
+      assert.match(String(shown.message), /^Indexing .*\.jsonl… showing its last entries$/);
+      assert.deepEqual(r.preview.filter((l) => !shown.labels.has(l)), [], 'the first rows drawn are rows of the preview');
+    }
 
     // settled: the rows drawn first are the session's, its leaf is the selector's selection
     await waitFor('the clicked session open', () => api.current.value && api.current.value.path === big, SANITY_MS);
@@ -122,10 +169,19 @@ describe('First rows of a 100,000-entry session', function () {
     const node = api.tree.leafNode();
     assert.ok(node && node.row.isLeaf && node.row.id === leaf.id, `the leaf ${leaf.id} is selected: ${node && node.row.id}`);
     assert.ok(api.tree.totalRows > ENTRIES / 2, `rows of the session: ${api.tree.totalRows}`);
-    const all = (nodes) => nodes.flatMap((n) => [n, ...(n.row ? all(api.tree.getChildren(n)) : [])]);
     const known = new Set(all(api.tree.getChildren()).map(label));
-    assert.ok(r.first.length > 0);
-    assert.deepEqual(r.first.filter((l) => !known.has(l) && !l.startsWith('Load more')), [], 'every first row is a row of the session');
+    assert.ok(r.exact.length > 0);
+    assert.deepEqual(r.exact.filter((l) => !known.has(l) && !l.startsWith('Load more')), [], 'every exact row is a row of the session');
+    assert.equal(api.tree.previewPath, undefined, 'the exact rows replaced the preview');
+    assert.ok(!api.treeView.message, `the message is cleared: ${api.treeView.message}`);
+    if (shown) {
+      // the preview's rows are entries of the session, drawn as the exact rows draw them
+      const handle = api.current.value.handle;
+      for (const id of shown.ids) {
+        await api.daemon.request('session/entry', { session: handle, id });
+      }
+      assert.equal(bare(shown.selectedLabel), bare(label(node)), 'the leaf\'s preview row reads as its exact row');
+    }
     // the leaf row comes into view, drawn with the leaf's icon
     const leafLabel = label(node);
     await askDriver('ROWS', { pane: 'Session Tree', until: leafLabel });
@@ -133,20 +189,24 @@ describe('First rows of a 100,000-entry session', function () {
     const drawn = rows.filter((row) => /codicon-target/.test(row.icon));
     assert.deepEqual(drawn.map((row) => row.label), [leafLabel], `the leaf row is drawn with the leaf's icon: ${JSON.stringify(rows.map((row) => [row.label.slice(0, 40), row.icon]))}`);
     assert.match(String(api.tree.getTreeItem(node).description), /current/);
-    return Math.round(r.ms);
+    const ms = (v) => (v === null ? null : Math.round(v));
+    return { first: ms(r.ms), preview: ms(r.previewMs), exact: ms(r.exactMs) };
   }
+
+  /** "N ms (…)" of one click: the first rows, and what they were. */
+  const figure = (t) => (t.preview === null ? `${t.first} ms (no preview: exact rows)` : `${t.first} ms (the preview; exact rows ${t.exact} ms)`);
 
   it('shows its first rows after a click in the Sessions view, index cache cold then warm (figures reported)', async () => {
     const cold = await clickAndTime(true);
     // the first open wrote the index cache: wait for it before that daemon is stopped
     await waitFor('the index cache written', () => indexFiles().length > 0, SANITY_MS);
     const warm = await clickAndTime(false);
-    const line = `first rows of a 100,000-entry session (VS Code): cold ${cold} ms, warm ${warm} ms`;
+    const line = `first rows of a 100,000-entry session (VS Code): cold ${figure(cold)}, warm ${figure(warm)}`;
     console.log(`E2E-INFO ${line}`);
     fs.mkdirSync(artifacts, { recursive: true });
     fs.writeFileSync(
       path.join(artifacts, 'first-rows-vscode.txt'),
-      `${line}\nfrom the mouse press on the session in the Sessions view to the first rows of the Session Tree view in the DOM (code-server ${vscode.version}, Chromium); ${ENTRIES} entries, ${Math.round(fs.statSync(big).size / 1e6)} MB; cold: a fresh daemon, no index cache; warm: a fresh daemon, the index cache of the first open; ${new Date().toISOString()}\n`,
+      `${line}\nfrom the mouse press on the session in the Sessions view to the first rows of the Session Tree view in the DOM (code-server ${vscode.version}, Chromium); the preview: rows of session/preview, drawn while the open indexes the file; exact rows: the first rows of the open's session/view, which replace them; ${ENTRIES} entries, ${Math.round(fs.statSync(big).size / 1e6)} MB; cold: a fresh daemon, no index cache; warm: a fresh daemon, the index cache of the first open; ${new Date().toISOString()}\n`,
     );
   });
   it('a search of it shows the rows found so far, then every row once the daemon completes it', async () => {
