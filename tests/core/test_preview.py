@@ -211,3 +211,47 @@ def test_files_it_does_not_draw(tmp_path: Path) -> None:
         Path(p).write_bytes(Path(p).read_bytes().replace(b'"version":2', b'"version":3'))
         preview(storage, str(p), filter="nope")
     assert not os.path.exists(tmp_path / "cache")
+
+
+def test_a_leaf_branched_from_an_old_entry_is_drawn_from_the_first_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last entry's parent is far back (the agent went on from an old entry): more bytes
+    would not reach it, so the preview draws the leaf's part of the first window only."""
+    path = _generate(tmp_path / "s.jsonl", 3000, "--seed", "14")
+    entries = [orjson.loads(line) for line in path.read_bytes().splitlines()[1:]]
+    old = entries[100]
+    with open(path, "ab") as f:
+        f.write(
+            orjson.dumps(
+                {
+                    "type": "message",
+                    "id": "jumped01",
+                    "parentId": old["id"],
+                    "timestamp": "2026-02-01T00:00:00.000Z",
+                    "message": {"role": "user", "content": "back to an old entry", "timestamp": 1},
+                }
+            )
+            + b"\n"
+        )
+    rows, selected, roots = _whole_view(path)
+    _window(monkeypatch, 8192, 1 << 20)
+    found = preview(FileSessionStorage(), str(path), limit=80)
+    assert found.bytes_read == 8192 and found.above
+    assert [r.id for r in found.rows] == ["jumped01"]
+    assert found.rows[0].parent_id == old["id"]
+    _assert_aligned(found, rows, selected, roots)
+
+
+def test_a_remembered_leaf_further_back_is_found_by_its_id_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _generate(tmp_path / "s.jsonl", 3000, "--seed", "15", "--branch-every", "25")
+    entries = [orjson.loads(line) for line in path.read_bytes().splitlines()[1:]]
+    leaf = next(e["id"] for e in reversed(entries[-900:-600]) if e.get("message", {}).get("role") == "user")
+    rows, selected, roots = _whole_view(path, leaf=leaf)
+    _window(monkeypatch, 8192, 4 << 20)
+    found = preview(FileSessionStorage(), str(path), limit=40, restore=(leaf, entries[-1]["id"]))
+    assert found.leaf_id == leaf and found.bytes_read > 8192
+    _assert_aligned(found, rows, selected, roots)
+    assert found.rows[found.selected_index].id == leaf

@@ -27,6 +27,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import orjson
+
 from ..format import jsonl
 from ..format.migrations import is_current_version
 from ..tuning import bound
@@ -36,8 +38,9 @@ from .page import Row, build_view
 __all__ = ["PREVIEW_BYTES", "PREVIEW_MAX_BYTES", "Preview", "preview"]
 
 #: How much of the file's end a preview reads first (``SESSIONTREE_PREVIEW_BYTES``); four
-#: times as much again while the leaf is not in it or the rows before its row do not fill
-#: the page, up to `PREVIEW_MAX_BYTES` (``SESSIONTREE_PREVIEW_MAX_BYTES``).
+#: times as much again while the leaf is not in it (its id is looked for before the bytes
+#: are parsed), or while the rows before its row do not fill the page and its path runs to
+#: the window's start, up to `PREVIEW_MAX_BYTES` (``SESSIONTREE_PREVIEW_MAX_BYTES``).
 PREVIEW_BYTES: Final = 1 << 20
 PREVIEW_MAX_BYTES: Final = 16 << 20
 #: The longest header line a preview reads.
@@ -87,30 +90,57 @@ def preview(
     limit = max(0, limit)
     most = bound("SESSIONTREE_PREVIEW_MAX_BYTES", PREVIEW_MAX_BYTES)
     window = min(size - body, bound("SESSIONTREE_PREVIEW_BYTES", PREVIEW_BYTES), most)
+
+    def grown() -> int | None:
+        """The next window (four times as much), or None when it read all it may."""
+        if window >= most or size - window == body:
+            return None
+        return min(size - body, window * 4, most)
+
     while True:
-        start = size - window
-        last_try = start == body or window >= most
-        entries = _entries(storage.read_range(path, start, window), whole=start == body)
-        if not entries:
-            if last_try:
-                return Preview(bytes_read=window, reason="no entries")
-            window = min(size - body, window * 4, most)  # not one whole line yet
-            continue
-        leaf = _leaf_of(entries, restore)
-        if leaf is None:
-            return Preview(bytes_read=window, reason="no leaf")
+        entries = _entries(storage.read_range(path, size - window, window), whole=size - window == body)
+        if entries:
+            break
+        bigger = grown()
+        if bigger is None:
+            return Preview(bytes_read=window, reason="no entries")
+        window = bigger  # not one whole line yet
+    leaf = _leaf_of(entries, restore)
+    if leaf is None:
+        return Preview(bytes_read=window, reason="no leaf")
+    needle = orjson.dumps(leaf)
+    while True:
         found = _subtree(entries, leaf)
-        if found is None and last_try:
-            return Preview(leaf_id=leaf, bytes_read=window, reason="leaf not in the bytes read")
-        if found is not None:
-            kept, parent = found
-            src = EntriesTreeSource(kept, leaf_id=leaf)
-            whole = build_view(src, filter=filter, offset=0, limit=0)
-            first, sel = _window(whole.total, whole.selected_index, limit)
-            # a full page around the leaf's row, or all there is to read
-            if last_try or parent is None or _full(whole.total, whole.selected_index, limit):
-                break
-        window = min(size - body, window * 4, most)
+        if found is None:
+            # the remembered leaf lies further back: look for its id in more bytes before
+            # parsing them
+            while True:
+                bigger = grown()
+                if bigger is None:
+                    return Preview(leaf_id=leaf, bytes_read=window, reason="leaf not in the bytes read")
+                window = bigger
+                data = storage.read_range(path, size - window, window)
+                if needle in data:
+                    break
+            entries = _entries(data, whole=size - window == body)
+            continue
+        kept, parent, top_at = found
+        src = EntriesTreeSource(kept, leaf_id=leaf)
+        whole = build_view(src, filter=filter, offset=0, limit=0)
+        first, sel = _window(whole.total, whole.selected_index, limit)
+        # Read on while the rows before the leaf's do not fill the page and its path runs
+        # to the window's start (its ancestors are just before it); a path that leaves the
+        # window from further in jumps back to an older entry, which more bytes seldom reach.
+        bigger = grown()
+        if (
+            bigger is None
+            or parent is None
+            or _full(whole.total, whole.selected_index, limit)
+            or top_at > len(entries) // 8
+        ):
+            break
+        window = bigger
+        entries = _entries(storage.read_range(path, size - window, window), whole=size - window == body)
     rows = build_view(src, filter=filter, offset=first, limit=limit).rows
     if parent is not None:
         # the drawn root keeps the parent id it has in the file
@@ -149,10 +179,10 @@ def _leaf_of(entries: list[dict[str, Any]], restore: tuple[str | None, str | Non
     return last_id
 
 
-def _subtree(entries: list[dict[str, Any]], leaf: str) -> tuple[list[dict[str, Any]], str | None] | None:
+def _subtree(entries: list[dict[str, Any]], leaf: str) -> tuple[list[dict[str, Any]], str | None, int] | None:
     """The subtree of the leaf's highest ancestor in the window, in file order, that
-    ancestor first and made a root, and the parent id it has in the file (None: it is a
-    root there too); None when the leaf is not in the window."""
+    ancestor first and made a root; the parent id it has in the file (None: it is a root
+    there too); and its place among `entries`. None when the leaf is not in the window."""
     by_id: dict[str, int] = {}
     for i, e in enumerate(entries):
         eid = e.get("id")
@@ -180,7 +210,7 @@ def _subtree(entries: list[dict[str, Any]], leaf: str) -> tuple[list[dict[str, A
         if isinstance(pid, str) and pid in ids and isinstance(eid, str):
             kept.append(e)
             ids.add(eid)
-    return kept, in_file if isinstance(in_file, str) else None
+    return kept, in_file if isinstance(in_file, str) else None, top
 
 
 def _full(total: int, selected: int | None, limit: int) -> bool:

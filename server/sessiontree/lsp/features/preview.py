@@ -55,7 +55,10 @@ async def preview(ls: SessionTreeServer, p: t.PreviewParams) -> dict[str, Any]:
         ):
             # its open answers at once: nothing to draw before it, and the open has the cores
             return mapping.preview_result_wire(Preview(reason="indexed"))
-        found = core_preview(storage, path, filter=p.filter, limit=limit, restore=restore)
+        try:
+            found = core_preview(storage, path, filter=p.filter, limit=limit, restore=restore)
+        except FileNotFoundError:
+            found = Preview(reason="no file")  # removed meanwhile: the open says what it finds
         return mapping.preview_result_wire(found)
 
     return await ls.registry.run(work)
