@@ -305,11 +305,13 @@ class EntryIndex:
         else:
             labels.pop(tid, None)
 
-    def add_held(self, entry: dict[str, Any]) -> Skeleton:
-        """Add an entry held in memory (appended in this process or leniently loaded)."""
+    def add_held(self, entry: dict[str, Any], count_usage: bool = True) -> Skeleton:
+        """Add an entry held in memory (appended in this process or leniently loaded);
+        `count_usage` False leaves `usage` alone (a view's source does not read it)."""
         sk = skeleton_from_dict(entry, len(self))
         self._held[sk.order] = entry
-        self.usage.add_entry(entry)
+        if count_usage:
+            self.usage.add_entry(entry)
         if self._pending is not None:
             self._add_pending(sk)
         else:

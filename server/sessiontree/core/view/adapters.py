@@ -112,7 +112,7 @@ class EntriesTreeSource:
         for e in entries:
             if not isinstance(e, Mapping) or e.get("type") == "session":
                 continue
-            self.index.add_held(e)  # type: ignore[arg-type]
+            self.index.add_held(e, count_usage=False)  # type: ignore[arg-type]
             eid = e.get("id")
             last = eid if isinstance(eid, str) else last
         self.leaf_id: str | None = last if isinstance(leaf_id, _LastEntry) else leaf_id
@@ -164,7 +164,7 @@ class EntriesTreeSource:
 
     def append(self, entry: Mapping[str, Any], move_leaf: bool = True) -> None:
         """Add an entry (and by default make it the leaf)."""
-        self.index.add_held(entry)  # type: ignore[arg-type]
+        self.index.add_held(entry, count_usage=False)  # type: ignore[arg-type]
         if move_leaf and isinstance(entry.get("id"), str):
             self.leaf_id = entry["id"]
 
