@@ -81,8 +81,10 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
         revealLeaf();
       }
     }),
-    // a big session's preview is drawn like its first rows: the leaf's row in view
+    // a big session's preview is drawn like its first rows: the leaf's row in view; the title
+    // of the session shown before goes meanwhile (the file's name is in the view's message)
     tree.onDidChangePreview((preview) => {
+      treeView.description = preview ? undefined : current.value?.title;
       if (preview) {
         revealLeaf();
       }
