@@ -80,17 +80,19 @@ def _aligned(preview: dict[str, Any], view: dict[str, Any]) -> None:
 def test_the_rows_around_the_leaf_before_the_open_and_nothing_written(tmp_path: Path) -> None:
     agent, path = _session(tmp_path)
     before = _files(agent)
-    with _daemon(tmp_path, agent, caches=False) as c:
+    cache = tmp_path / "cache"
+    with _daemon(tmp_path, agent) as c:
         first = c.request("session/preview", {"path": str(path), "limit": 120})
         assert _files(agent) == before, "a preview writes nothing in the agent's directory"
-        assert not (tmp_path / "cache").exists() or not any(
-            p.is_file() for p in (tmp_path / "cache").rglob("*")
+        assert not cache.exists() or not any(p.is_file() for p in cache.rglob("*")), (
+            "nor in the cache directory, which an open would write"
         )
         assert first["above"] is True and 0 < first["bytes"] < path.stat().st_size
         assert len(first["rows"]) == 120 and first["selectedIndex"] >= 60
         assert first["rows"][first["selectedIndex"]]["isLeaf"]
-        # drawn as the whole view is, in every filter (the session closed after each: a
-        # session open in the daemon is not drawn, its open answers at once)
+    # drawn as the whole view is, in every filter (the session closed after each: a session
+    # open in the daemon, or with an index cache, is not drawn, its open answers at once)
+    with _daemon(tmp_path, agent, caches=False) as c:
         for filter in ("default", "no-tools", "user-only", "all"):
             found = c.request("session/preview", {"path": str(path), "filter": filter, "limit": 80})
             handle = c.request("session/open", {"path": str(path)})["session"]

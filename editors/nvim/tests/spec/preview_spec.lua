@@ -1,7 +1,8 @@
 -- A big session's last rows while it opens (`session/preview`, view/preview.lua), against
 -- the real daemon. Which answer comes first is made certain in the client (`spy` below): the
 -- open is sent to the daemon only once the preview has answered (the daemon draws no
--- preview of a file it already has open), and an answer can be held back or changed.
+-- preview of a file it already has open), and an answer can be held back. Every answer is
+-- the daemon's own; a refusal is made real (the path a directory while it is asked).
 -- first_rows_spec.lua measures the real race on a 118 MB file.
 local H = require("helpers")
 
@@ -14,7 +15,7 @@ local MIN_SIZE = preview_mod.MIN_SIZE
 
 --- Wrap client.request. Every request is recorded in the list returned (with a function
 --- that undoes the wrap). `hooks[method](cb, err, result, params)` gets that method's
---- answer instead of the plugin's callback `cb` (to hold it back or change it);
+--- answer instead of the plugin's callback `cb` (to hold it back or watch it);
 --- `hooks.defer[method](send, params)` gets the sending of that request, to do later (or
 --- never).
 local function spy(hooks)
@@ -111,7 +112,9 @@ describe("a big session's preview", function()
     H.close_sidebars()
   end)
 
-  it("draws the rows around the leaf while the open is pending, then the exact rows", function()
+  --- Open `big` with its `session/open` held back, and wait for the preview's rows. Returns
+  --- the sidebar, the function that sends the open, and the requests sent (spy).
+  local function preview_first()
     local send_open
     local sent
     sent, restore = spy({
@@ -126,7 +129,11 @@ describe("a big session's preview", function()
       local s = view.get()
       return s and s.preview ~= nil
     end, "the preview's rows drawn", 15000)
-    local st = view.get()
+    return view.get(), send_open, sent
+  end
+
+  it("draws the rows around the leaf while the open is pending, then the exact rows", function()
+    local st, send_open, sent = preview_first()
     -- sent right after the open, with the sidebar's filter and its page size
     assert.are.same({ methods.open, methods.preview }, methods_sent(sent))
     assert.are.same({ path = big, filter = "default", limit = 400 }, sent[2].params)
@@ -246,42 +253,55 @@ describe("a big session's preview", function()
   end)
 
   it("drops the preview's rows when the open fails", function()
-    local send_open
-    restore = select(2, spy({
-      [methods.open] = function(cb)
-        cb({ code = -32602, message = "refused" }, nil)
-      end,
-      defer = {
-        [methods.open] = function(send)
-          send_open = send
-        end,
-      },
-    }))
-    require("sessiontree").open(big)
-    H.wait(function()
-      local s = view.get()
-      return s and s.preview ~= nil
-    end, "the preview's rows drawn", 15000)
-    local st = view.get()
+    local st, send_open = preview_first()
+    -- the daemon refuses the open for real: by then the path is a directory
+    assert(os.rename(big, big .. ".moved"))
+    assert(vim.uv.fs_mkdir(big, 448))
     local said = notes()
     send_open()
     H.wait(function()
       return not vim.api.nvim_buf_is_valid(st.buf)
     end, "the sidebar closed", 15000)
     local got = said()
+    assert(vim.uv.fs_rmdir(big))
     assert.is_nil(view.get())
-    assert.matches("open .*big%.jsonl failed: refused", got[#got].msg)
+    assert.matches("open .*big%.jsonl failed", got[#got].msg)
   end)
 
-  it("ignores a preview that fails", function()
+  it("ignores a preview the daemon refuses", function()
+    local send_open, send_preview, refused
     local sent
     sent, restore = spy({
-      [methods.preview] = function(cb)
-        cb({ code = -32601, message = "Method not found" }, nil)
+      [methods.preview] = function(cb, err, result)
+        refused = err
+        cb(err, result)
       end,
+      defer = {
+        [methods.open] = function(send)
+          send_open = send
+        end,
+        [methods.preview] = function(send)
+          send_preview = send
+        end,
+      },
     })
     local said = notes()
-    local st = H.open(big)
+    require("sessiontree").open(big)
+    -- the daemon refuses the preview for real: the path is a directory while it is asked
+    assert(os.rename(big, big .. ".moved"))
+    assert(vim.uv.fs_mkdir(big, 448))
+    send_preview()
+    H.wait(function()
+      return refused ~= nil
+    end, "the preview refused", 15000)
+    assert(vim.uv.fs_rmdir(big))
+    assert(os.rename(big .. ".moved", big))
+    send_open()
+    H.wait(function()
+      local s = view.get()
+      return s and s.session and not s.loading and #s.rows > 0
+    end, "the exact rows drawn", 15000)
+    local st = view.get()
     local got = said()
     assert.are.equal(1, count(sent, methods.preview))
     assert.are.same({}, got)

@@ -33,7 +33,7 @@ from ..format import jsonl
 from ..format.migrations import is_current_version
 from ..tuning import bound
 from .adapters import EntriesTreeSource
-from .page import Row, build_view
+from .page import Row, build_view, window_start
 
 __all__ = ["PREVIEW_BYTES", "PREVIEW_MAX_BYTES", "Preview", "preview"]
 
@@ -91,6 +91,12 @@ def preview(
     most = bound("SESSIONTREE_PREVIEW_MAX_BYTES", PREVIEW_MAX_BYTES)
     window = min(size - body, bound("SESSIONTREE_PREVIEW_BYTES", PREVIEW_BYTES), most)
 
+    data = b""
+
+    def read_on(to: int) -> bytes:
+        """The last `to` bytes, read from where the bytes read so far begin."""
+        return storage.read_range(path, size - to, to - len(data)) + data
+
     def grown() -> int | None:
         """The next window (four times as much), or None when it read all it may."""
         if window >= most or size - window == body:
@@ -98,7 +104,8 @@ def preview(
         return min(size - body, window * 4, most)
 
     while True:
-        entries = _entries(storage.read_range(path, size - window, window), whole=size - window == body)
+        data = read_on(window)
+        entries = _entries(data, whole=size - window == body)
         if entries:
             break
         bigger = grown()
@@ -119,7 +126,7 @@ def preview(
                 if bigger is None:
                     return Preview(leaf_id=leaf, bytes_read=window, reason="leaf not in the bytes read")
                 window = bigger
-                data = storage.read_range(path, size - window, window)
+                data = read_on(window)
                 if needle in data:
                     break
             entries = _entries(data, whole=size - window == body)
@@ -127,7 +134,6 @@ def preview(
         kept, parent, top_at = found
         src = EntriesTreeSource(kept, leaf_id=leaf)
         whole = build_view(src, filter=filter, offset=0, limit=0)
-        first, sel = _window(whole.total, whole.selected_index, limit)
         # Read on while the rows before the leaf's do not fill the page and its path runs
         # to the window's start (its ancestors are just before it); a path that leaves the
         # window from further in jumps back to an older entry, which more bytes seldom reach.
@@ -140,13 +146,16 @@ def preview(
         ):
             break
         window = bigger
-        entries = _entries(storage.read_range(path, size - window, window), whole=size - window == body)
+        data = read_on(window)
+        entries = _entries(data, whole=size - window == body)
+    sel = whole.selected_index
+    first = window_start(sel, whole.total, limit) if sel is not None else max(0, whole.total - limit)
     rows = build_view(src, filter=filter, offset=first, limit=limit).rows
     if parent is not None:
         # the drawn root keeps the parent id it has in the file
         top = kept[0]["id"]
         rows = [dataclasses.replace(r, parent_id=parent) if r.id == top else r for r in rows]
-    return Preview(rows, sel, leaf, parent is not None, window)
+    return Preview(rows, None if sel is None else sel - first, leaf, parent is not None, window)
 
 
 def _header_problem(line: bytes) -> str | None:
@@ -191,13 +200,11 @@ def _subtree(entries: list[dict[str, Any]], leaf: str) -> tuple[list[dict[str, A
     top = by_id.get(leaf)
     if top is None:
         return None
-    seen = {top}
     while True:
         parent = entries[top].get("parentId")
         up = by_id.get(parent) if isinstance(parent, str) else None
-        if up is None or up in seen or up > top:
-            break  # the window's start, a root, or a damaged link: drawn from here
-        seen.add(up)
+        if up is None or up >= top:
+            break  # the window's start, a root, or a damaged link (no loop: ever earlier)
         top = up
     root = dict(entries[top])
     in_file = root.get("parentId")
@@ -220,14 +227,3 @@ def _full(total: int, selected: int | None, limit: int) -> bool:
         return False
     after = min(total - selected, limit - limit // 2)
     return selected >= limit - after
-
-
-def _window(total: int, selected: int | None, limit: int) -> tuple[int, int | None]:
-    """The first row of the page of at most `limit` rows around the selected one, and the
-    selected row's index in that page."""
-    if total <= limit:
-        return 0, selected
-    if selected is None:
-        return total - limit, None
-    start = max(0, min(selected - limit // 2, total - limit))
-    return start, selected - start

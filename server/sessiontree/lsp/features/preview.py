@@ -19,12 +19,11 @@ from sessiontree_protocol import types as t
 from sessiontree.core.index.cache import IndexCache
 from sessiontree.core.session.sidecar import caches_on
 from sessiontree.core.store import FileSessionStorage
-from sessiontree.core.view import FILTER_MODES
 from sessiontree.core.view.preview import Preview
 from sessiontree.core.view.preview import preview as core_preview
 from sessiontree.lsp import errors, mapping
 from sessiontree.lsp.features._common import files_state
-from sessiontree.lsp.features.sessions import refuse_under_other_agents
+from sessiontree.lsp.features.sessions import refuse_under_other_agents, remembered_leaf
 from sessiontree.lsp.handlers import register
 from sessiontree.lsp.server import SessionTreeServer
 
@@ -35,14 +34,10 @@ PREVIEW_MAX_ROWS: Final = 2000
 async def preview(ls: SessionTreeServer, p: t.PreviewParams) -> dict[str, Any]:
     if p.limit < 0:
         raise errors.InvalidParams("limit must be 0 or more", {"field": "limit", "reason": "negative"})
-    if p.filter not in FILTER_MODES:
-        raise errors.InvalidParams(
-            f"unknown filter mode {p.filter!r}", {"field": "filter", "reason": "unknown"}
-        )
     path = str(ls.access.check_file(p.path))
     refuse_under_other_agents(path, file=True)
     limit = min(p.limit, PREVIEW_MAX_ROWS)
-    restore = _remembered(ls, path)
+    restore = remembered_leaf(files_state(ls), path)
     storage = FileSessionStorage(guard=ls.access.guard)
 
     def work() -> dict[str, Any]:
@@ -62,18 +57,6 @@ async def preview(ls: SessionTreeServer, p: t.PreviewParams) -> dict[str, Any]:
         return mapping.preview_result_wire(found)
 
     return await ls.registry.run(work)
-
-
-def _remembered(ls: SessionTreeServer, path: str) -> tuple[str | None, str | None] | None:
-    """(leaf id, last entry id) the daemon remembers for `path` (`sessions._restore_from`)."""
-    rec = files_state(ls).get(path)
-    if not rec or "leafId" not in rec:
-        return None
-    leaf = rec.get("leafId")
-    last = rec.get("lastEntryId")
-    if not (leaf is None or isinstance(leaf, str)) or not isinstance(last, str):
-        return None
-    return leaf, last
 
 
 def setup(server: SessionTreeServer) -> None:

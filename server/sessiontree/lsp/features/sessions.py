@@ -52,12 +52,21 @@ def restore_leaf_of(ls: SessionTreeServer, path: str, manager: Any) -> str | Non
     return _restore_from(files_state(ls), path, manager)
 
 
-def _restore_from(store: NavigationState, key: str, manager: Any) -> str | None:
+def remembered_leaf(store: NavigationState, key: str) -> tuple[Any, Any] | None:
+    """(leaf id, the file's last entry id then) the store remembers for `key`, or None. The
+    leaf is put back only while the file's last entry is still that one."""
     rec = store.get(key)
     if not rec or "leafId" not in rec:
         return None
-    leaf = rec.get("leafId")
-    if rec.get("lastEntryId") != mapping.last_entry_id(manager):
+    return rec.get("leafId"), rec.get("lastEntryId")
+
+
+def _restore_from(store: NavigationState, key: str, manager: Any) -> str | None:
+    remembered = remembered_leaf(store, key)
+    if remembered is None:
+        return None
+    leaf, last = remembered
+    if last != mapping.last_entry_id(manager):
         return None
     if leaf == manager.get_leaf_id():
         return None

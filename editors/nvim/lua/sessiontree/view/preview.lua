@@ -37,13 +37,6 @@ M.MAX_ROWS = 2000
 ---@type table<integer, sessiontree.PreviewTicket>
 local latest = {}
 
-local function value(v)
-  if v == vim.NIL then
-    return nil
-  end
-  return v
-end
-
 --- Finish the ticket of a tab page (another session is being opened there).
 local function supersede(tab)
   local t = latest[tab]
@@ -119,11 +112,10 @@ function M.draw(ticket, result)
   state.preview = {
     name = vim.fn.fnamemodify(ticket.path, ":t"),
     above = result.above == true,
-    bytes = value(result.bytes),
   }
   state.rows, state.first, state.total = rows, 0, #rows
-  state.leaf_id = value(result.leafId)
-  state.selected_index = value(result.selectedIndex)
+  state.leaf_id = result.leafId ~= vim.NIL and result.leafId or nil
+  state.selected_index = result.selectedIndex ~= vim.NIL and result.selectedIndex or nil
   state.searching = false
   render.render(state)
   if state.selected_index then
