@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -376,12 +377,20 @@ def test_texts_built_ahead_are_the_texts_a_search_builds(tmp_path: Any) -> None:
     mgr.flush()
     path = mgr.get_session_file()
     warm = SessionManager.open(path, viewing=True, breadcrumbs=False)
+    cache = cache_of(as_tree_source(warm))
     slices = 0
+    folded = [0]
     while not warm_search(warm, 512):
         slices += 1
+        folded.append(len(cache.search_folded))
     assert slices >= 5
-    texts = cache_of(as_tree_source(warm)).search_text
+    texts = cache.search_text
     assert set(texts) == set(warm.index.ids())
+    # each tool result's call display is folded into its text in the slices, at most a
+    # slice's budget at a time; the last step (the search that makes the buffer) folds none
+    assert max(b - a for a, b in pairwise(folded)) == 512
+    assert folded[-1] == len(cache.search_folded) == 1000
+    assert not cache.search_call
     cold = SessionManager.open(path, viewing=True, breadcrumbs=False)
     for q in ("w13", "hello w4", "read: /x4", "assistant:", "nothing-like-this"):
         a = build_view(warm, search=q)

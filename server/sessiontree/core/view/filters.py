@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from bisect import bisect_right, insort
 from collections.abc import Mapping
+from itertools import compress
+from operator import not_
 from typing import Any, Final
 
 from .cache import ViewCache
@@ -97,7 +99,8 @@ def visible_rows(
             kept = cache.search_rows_of
             if kept is not None and kept[0] is flat.ids and kept[1] is hidden and kept[2] == key:
                 return search_rows(source, cache, flat, kept[3], tokens, home)
-        out = [i for i, eid in enumerate(flat.ids) if eid not in hidden]
+        ids = flat.ids
+        out = list(compress(range(len(ids)), map(not_, map(hidden.__contains__, ids))))
         if leaf_id is not None and leaf_id in hidden:
             sk = skeleton(leaf_id)
             pos = flat.index(leaf_id)

@@ -89,7 +89,7 @@ class Flat:
                     return self.ids.index(entry_id, lo, self.leaf_index + 1)
                 except ValueError:
                     pass
-            self.index_of = {eid: i for i, eid in enumerate(self.ids)}
+            self.index_of = dict(zip(self.ids, range(len(self.ids)), strict=True))
         return self.index_of.get(entry_id)
 
 

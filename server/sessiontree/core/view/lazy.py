@@ -232,7 +232,7 @@ class LazyFlat:
             return pos
         self.complete()
         if self.index_of is None:
-            self.index_of = {eid: i for i, eid in enumerate(self.ids)}
+            self.index_of = dict(zip(self.ids, range(len(self.ids)), strict=True))
         return self.index_of.get(entry_id)
 
     def as_flat(self) -> Flat:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Hashable, Mapping
 from itertools import accumulate, compress, filterfalse, islice, repeat
-from operator import contains
+from operator import add, contains
 from typing import Any
 
 from ..format.jscompat import js_string, js_trim, js_truthy
@@ -260,39 +260,53 @@ def _fill_fast(
     return rest
 
 
+def fold_calls(
+    source: TreeSource, cache: ViewCache, ci: CallIndex, home: str, limit: int | None = None
+) -> int:
+    """Fold the display of each tool result's call into its searchable text, for up to
+    ``limit`` results (all when ``None``); how many it folded.
+
+    The call of an id only one message has is the same in every flattened order: it is
+    folded into its result's text (until the call index says an owner changed), so only
+    the calls of shared ids are resolved per row. The daemon's idle time folds ahead of a
+    first search in slices (`warmup.warm_search`), the search folds what is left."""
+    texts = cache.search_text
+    calls = cache.search_call
+    folded = cache.search_folded
+    key = (ci, ci.gen, home)
+    if cache.search_tool_key != key:
+        # an owner changed (or the index or home): take the folded displays out again
+        for eid, kept in folded.items():
+            texts[eid] = texts[eid][: kept[2]]
+            calls[eid] = kept
+        folded.clear()
+        cache.search_tool_key = key
+        cache.search_gen += 1
+    owners = ci.owner
+    fold = [eid for eid, call in calls.items() if owners.get(call[0]) is not None]
+    if limit is not None:
+        del fold[limit:]
+    ci.preload(source, [owners[calls[eid][0]] for eid in fold])
+    if fold:
+        cache.search_gen += 1  # (texts changed: the buffer is made again)
+        shown = ci.shown
+        for eid in fold:
+            call = calls.pop(eid)
+            texts[eid] = f"{texts[eid]} {shown(owners[call[0]], call[0], home)}"
+            folded[eid] = call
+    return len(fold)
+
+
 def search_rows(
     source: TreeSource, cache: ViewCache, flat: Flat, indices: list[int], tokens: list[str], home: str
 ) -> list[int]:
     ids = flat.ids
     if cache.search_all_at != source.entry_count():  # else every entry has its current text
         fill_search_text(source, cache, [ids[i] for i in indices])
-    texts = cache.search_text
-    calls = cache.search_call
-    folded = cache.search_folded
     ci: CallIndex | None = None
-    if calls or folded:
+    if cache.search_call or cache.search_folded:
         ci = call_index(source, cache, flat)
-        key = (ci, ci.gen, home)
-        if cache.search_tool_key != key:
-            # an owner changed (or the index or home): take the folded displays out again
-            for eid, kept in folded.items():
-                texts[eid] = texts[eid][: kept[2]]
-                calls[eid] = kept
-            folded.clear()
-            cache.search_tool_key = key
-            cache.search_gen += 1
-        owners = ci.owner
-        ci.preload(source, [owners.get(call[0]) for call in calls.values()])
-        # The call of an id only one message has is the same in every flattened order:
-        # it is folded into its result's text (until the call index says an owner
-        # changed), so only the calls of shared ids are resolved per row.
-        fold = [eid for eid, call in calls.items() if owners.get(call[0]) is not None]
-        if fold:
-            cache.search_gen += 1  # (texts changed: the buffer is made again)
-            for eid in fold:
-                call = calls.pop(eid)
-                texts[eid] = f"{texts[eid]} {ci.shown(owners[call[0]], call[0], home)}"
-                folded[eid] = call
+        fold_calls(source, cache, ci, home)
     if len(indices) >= _BUFFER_MIN and len(flat.ids) <= _BUFFER_MAX and tokens and all(tokens):
         return _buffer_rows(source, cache, flat, indices, tokens, home, ci)
     return _match_rows(source, cache, flat, indices, tokens, home, ci)
@@ -329,10 +343,10 @@ class SearchBuffer:
         self.ids = ids
         self.count = len(ids)
         self.gen = gen
-        get = texts.get
-        parts = self.parts = [get(eid, "") for eid in ids]  # the texts themselves, not copies
+        # the texts themselves, not copies (C loops: no Python step per row)
+        parts = self.parts = list(map(texts.get, ids, repeat("")))
         self.text = "\n".join(parts)
-        self.starts = list(accumulate(map(len, parts), lambda a, n: a + n + 1, initial=0))
+        self.starts = list(accumulate(map(add, map(len, parts), repeat(1)), initial=0))
         self._row_of: dict[str, int] | None = None
         # (the visible rows a search started from, the rows not among them): the same list
         # serves every query of a view and mode (`filters.visible_rows` keeps it)
@@ -381,7 +395,7 @@ class SearchBuffer:
         """The rows of those of ``ids`` that are rows of this buffer's tree."""
         row_of = self._row_of
         if row_of is None:
-            row_of = self._row_of = {eid: r for r, eid in enumerate(self.ids)}
+            row_of = self._row_of = dict(zip(self.ids, range(self.count), strict=True))
         get = row_of.get
         return {r for r in map(get, ids) if r is not None}
 

@@ -12,13 +12,14 @@ from typing import Any, Final
 from ..index import gc_paused
 from .adapters import as_tree_source
 from .cache import cache_of
+from .display import home_dir
 from .filters import hidden_ids
 from .flatten import flatten
 from .lazy import lazy_flat
 from .opening import keep_due as opening_view_due
 from .opening import keep_pages
 from .page import build_view
-from .search import current_search_cache, fill_search_text, keep_texts_max
+from .search import current_search_cache, fill_search_text, fold_calls, keep_texts_max
 from .source import TreeSource
 from .tool_calls import call_index
 
@@ -58,16 +59,14 @@ def warm_search(source: Any, budget: int = 4096) -> bool:
         return False
     if pos < len(sks):
         return False
-    # Then the calls tool results show (read in slices), then one search that matches
-    # nothing folds each call's display into its result's text, as a first query would.
-    calls = cache.search_call
-    if calls:
+    # Then the display of the call each tool result shows is folded into its text, as a
+    # first query would (the calls read from the file a slice at a time), then, in a slice
+    # of its own, one search that matches nothing makes the buffer of every text.
+    if cache.search_call:
         ci = call_index(src, cache, _flat_for(src))
-        owners = [ci.owner.get(call[0]) for call in calls.values()]
-        want = [eid for eid in owners if eid is not None and eid not in ci.calls]
-        if want:
-            ci.preload(src, want[:budget])
-            return False
+        with gc_paused():
+            if fold_calls(src, cache, ci, home_dir(), budget):
+                return False
     if not cache.warm_done:
         # every entry has its text now: a query need not check each row's (nor go in steps,
         # `progressive`: this one makes the buffer of every text the next queries use)
