@@ -144,12 +144,14 @@ class Daemon:
         return self.client.request(method, params, timeout=600)
 
     def rows(self, handle: str, **params: Any) -> dict[str, Any]:
-        """What the sidebar asks after any change: the head page, then the page around the leaf."""
-        head = self.request("session/view", {"session": handle, "offset": 0, "limit": PAGE, **params})
+        """What the sidebar asks after any change: the head page, with the page around the leaf
+        in the same answer (`selectedWindow`) when the leaf lies past the head."""
+        head = self.request(
+            "session/view", {"session": handle, "offset": 0, "limit": PAGE, "selectedWindow": PAGE, **params}
+        )
         sel = head.get("selectedIndex")
-        if sel is not None and sel >= PAGE and head["total"] > PAGE:
-            off = max(PAGE, min(sel - PAGE // 2, head["total"] - PAGE))
-            return self.request("session/view", {"session": handle, "offset": off, "limit": PAGE, **params})
+        if sel is not None and sel >= PAGE and "window" not in head:
+            raise SystemExit("the leaf lies past the head and the answer has no window around it")
         return head
 
     def click(self, path: Path) -> tuple[float, str]:
@@ -326,7 +328,7 @@ def external_append(d: Daemon, handle: str, path: Path) -> float:
     else:
         raise SystemExit("no session/didChange within 10 s of an external append")
     page = d.rows(handle)
-    if not any(r["id"] == "feel0001" for r in page["rows"]):
+    if not any(r["id"] == "feel0001" for r in page.get("window", page)["rows"]):
         raise SystemExit("the appended row is not in the page around the leaf")
     return time.perf_counter() - t0
 

@@ -1116,6 +1116,8 @@ export interface ViewParams {
   leafId?: string | null;
   /** Addition: a search of a big session may answer with the rows matched so far (`complete: false` in the result); `session/didCompleteSearch` follows once every row is known. Absent or false: the whole answer, however long it takes. */
   partial?: boolean;
+  /** Addition: also answer, as `window`, up to this many rows around the selected row when it lies past the rows asked for (0 or more): a sidebar draws its first page and the rows around the leaf from one request. Absent: no window. */
+  selectedWindow?: number;
 }
 
 /** Result of `session/view`. */
@@ -1130,6 +1132,16 @@ export interface ViewResult {
   leafId: string | null;
   /** Addition: false when a `partial` search answered with the rows matched so far: `total` counts them, `selectedIndex` is null; absent when the answer is whole. */
   complete?: boolean;
+  /** Addition: with `selectedWindow`, the rows around the selected row when it lies past `rows`; absent otherwise (no selected row, or `rows` holds it or lies past it). */
+  window?: ViewWindow;
+}
+
+/** The rows around the selected row of a `session/view` answer (`selectedWindow`). */
+export interface ViewWindow {
+  /** Index (in the whole view) of the first row: the selected row in the rows' middle, pulled back so they end at the last row, never before the end of the rows asked for. */
+  offset: number;
+  /** The rows from `offset`, as many as `selectedWindow` at most. */
+  rows: Row[];
 }
 
 /** Params and result of every request, by method name. */

@@ -75,6 +75,8 @@ export interface ViewResult {
   leafId: string | null;
   /** false: a `partial` search's rows found so far (`total` counts them). */
   complete?: boolean;
+  /** With `selectedWindow`: the rows around the selected row when it lies past `rows`. */
+  window?: { offset: number; rows: Row[] };
 }
 
 export interface NavigateResult {

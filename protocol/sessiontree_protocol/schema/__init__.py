@@ -201,6 +201,7 @@ def render_markdown() -> str:
         t.EntrySummary,
         t.TreeNode,
         t.Row,
+        t.ViewWindow,
         t.LabelInfo,
         t.HistoryEntry,
         t.DoctorProblem,

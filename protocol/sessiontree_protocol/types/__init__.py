@@ -139,6 +139,7 @@ from sessiontree_protocol.types.tree import (
     TreeResult,
     ViewParams,
     ViewResult,
+    ViewWindow,
 )
 
 __all__ = [
@@ -245,6 +246,7 @@ __all__ = [
     "ViewFilter",
     "ViewParams",
     "ViewResult",
+    "ViewWindow",
     "_Absent",
 ]
 

@@ -81,6 +81,23 @@ class ViewParams:
         False,
         addition=True,
     )
+    selected_window: int | None = _opt(
+        "Addition: also answer, as `window`, up to this many rows around the selected row when it "
+        "lies past the rows asked for (0 or more): a sidebar draws its first page and the rows "
+        "around the leaf from one request. Absent: no window.",
+        addition=True,
+    )
+
+
+@attrs.define(kw_only=True)
+class ViewWindow:
+    """The rows around the selected row of a `session/view` answer (`selectedWindow`)."""
+
+    offset: int = _req(
+        "Index (in the whole view) of the first row: the selected row in the rows' middle, pulled "
+        "back so they end at the last row, never before the end of the rows asked for."
+    )
+    rows: list[Row] = _list("The rows from `offset`, as many as `selectedWindow` at most.")
 
 
 @attrs.define(kw_only=True)
@@ -97,6 +114,11 @@ class ViewResult:
     complete: bool | None = _opt(
         "Addition: false when a `partial` search answered with the rows matched so far: "
         "`total` counts them, `selectedIndex` is null; absent when the answer is whole.",
+        addition=True,
+    )
+    window: ViewWindow | None = _opt(
+        "Addition: with `selectedWindow`, the rows around the selected row when it lies past "
+        "`rows`; absent otherwise (no selected row, or `rows` holds it or lies past it).",
         addition=True,
     )
 

@@ -570,10 +570,25 @@ describe("a long session", function()
     local path = env.dir .. "/long.jsonl"
     local r = vim.system({ H.python, H.repo_root .. "/benchmarks/gen_corpus.py", path, "300" }):wait()
     assert.are.equal(0, r.code, r.stderr)
-    local st = H.open(path)
+    -- the `session/view` requests the sidebar makes (watched, passed on unchanged)
+    local client = require("sessiontree.client")
+    local request, views = client.request, {}
+    client.request = function(method, params, cb)
+      if method == client.methods.view then
+        table.insert(views, vim.deepcopy(params))
+      end
+      return request(method, params, cb)
+    end
+    local ok, st = pcall(H.open, path)
+    client.request = request
+    assert(ok, st)
     local full = H.daemon_lines(st, "default")
     assert.is_true(#full > 60, "the corpus is long")
-    -- only a window is loaded, around the leaf
+    -- only a window is loaded, around the leaf, from one request: the first page's answer
+    -- holds the rows around the leaf (`selectedWindow`)
+    assert.are.equal(1, #views, vim.inspect(views))
+    assert.are.same({ 0, 20, 20 }, { views[1].offset, views[1].limit, views[1].selectedWindow })
+    assert.is_true(st.first > 0 and #st.rows == 20, ("first %d, %d rows"):format(st.first, #st.rows))
     assert.is_true(#H.lines(st) < #full)
     assert.are.equal(#full, st.total)
     vim.api.nvim_set_current_win(st.win)

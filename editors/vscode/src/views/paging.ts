@@ -29,6 +29,15 @@ export function headRequest(current: readonly Segment[], pageSize: number): Page
 }
 
 /**
+ * How many rows around the leaf a (re)load asks for beside the first page
+ * (`selectedWindow`): one page, or the tail loaded before when it is longer.
+ */
+export function leafWindowLimit(current: readonly Segment[], pageSize: number): number {
+  const oldTail = current.length > 1 ? current[current.length - 1].rows.length : 0;
+  return Math.max(pageSize, oldTail);
+}
+
+/**
  * The window around the leaf, when the leaf's row (`selectedIndex`) lies beyond the first page
  * of `headLength` rows; undefined when the first page holds it or holds every row. The window
  * is one page centred on the leaf (as large as the tail loaded before, on a reload), pulled back
@@ -44,8 +53,7 @@ export function leafWindowRequest(
   if (selectedIndex < headLength || headLength >= total) {
     return undefined;
   }
-  const oldTail = current.length > 1 ? current[current.length - 1].rows.length : 0;
-  const limit = Math.max(pageSize, oldTail);
+  const limit = leafWindowLimit(current, pageSize);
   const offset = Math.max(headLength, Math.min(selectedIndex - Math.floor(pageSize / 2), total - limit));
   return { offset, limit };
 }

@@ -4,7 +4,7 @@ import { Command, FILTER_MODES, type FilterMode, Method, Notification } from '..
 import type { Daemon, Row, ViewResult } from '../protocol';
 import { entryTooltipMarkdown } from '../render';
 import type { CurrentSession, OpenSession } from '../session';
-import { findGaps, gapRequest, headRequest, leafWindowRequest, mergeSegments, rowAt, type Segment } from './paging';
+import { findGaps, gapRequest, headRequest, leafWindowLimit, leafWindowRequest, mergeSegments, rowAt, type Segment } from './paging';
 import {
   buildPreview,
   fileSize,
@@ -409,11 +409,18 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     }
     const page = this.options.pageSize;
     const head = headRequest(this.segments, page);
-    const first = await this.daemon.request<ViewResult>(Method.view, this.viewParams(head.offset, head.limit));
+    // the rows around the leaf come in the same answer (`window`) when it lies past the head
+    const first = await this.daemon.request<ViewResult>(Method.view, {
+      ...this.viewParams(head.offset, head.limit),
+      selectedWindow: leafWindowLimit(this.segments, page),
+    });
     const segments: Segment[] = [{ start: 0, rows: first.rows }];
     const sel = first.selectedIndex ?? -1;
-    const window = leafWindowRequest(this.segments, first.rows.length, first.total, sel, page);
-    if (window) {
+    const window = first.window ? undefined : leafWindowRequest(this.segments, first.rows.length, first.total, sel, page);
+    if (first.window) {
+      segments.push({ start: first.window.offset, rows: first.window.rows });
+    } else if (window) {
+      // a daemon from before `selectedWindow`: the window in a request of its own
       const win = await this.daemon.request<ViewResult>(Method.view, this.viewParams(window.offset, window.limit));
       segments.push({ start: window.offset, rows: win.rows });
     }

@@ -1,7 +1,7 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { headRequest, leafWindowRequest, gapRequest, mergeSegments, findGaps, rowAt } = require('../../out/views/paging');
+const { headRequest, leafWindowLimit, leafWindowRequest, gapRequest, mergeSegments, findGaps, rowAt } = require('../../out/views/paging');
 const { row } = require('./helpers');
 
 /** `n` rows with ids r<start>… r<start+n-1>. */
@@ -40,6 +40,13 @@ test('leafWindowRequest: a reload keeps the tail the user loaded', () => {
   assert.deepEqual(leafWindowRequest([seg(0, 50), seg(800, 200)], 50, 1000, 999, 50), { offset: 800, limit: 200 });
   // a single segment has no separate tail to keep
   assert.deepEqual(leafWindowRequest([seg(0, 300)], 50, 1000, 999, 50), { offset: 950, limit: 50 });
+});
+
+test('leafWindowLimit: one page, or the longer tail the user loaded', () => {
+  assert.equal(leafWindowLimit([], 50), 50);
+  assert.equal(leafWindowLimit([seg(0, 50), seg(800, 200)], 50), 200);
+  assert.equal(leafWindowLimit([seg(0, 50), seg(800, 20)], 50), 50);
+  assert.equal(leafWindowLimit([seg(0, 300)], 50), 50, 'a single segment has no tail');
 });
 
 test('gapRequest: at most one page from the start of the gap', () => {

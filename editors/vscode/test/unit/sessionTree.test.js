@@ -13,14 +13,21 @@ function makeRows(n) {
   );
 }
 
-function setup(allRows, opts = {}) {
+function setup(allRows, { noWindow = false, ...opts } = {}) {
   let rows = allRows;
   const daemon = new FakeDaemon({
     'session/open': ({ path }) => ({ session: 'S1', path, header: { type: 'session', id: 'h', title: 'My session' }, leafId: rows.at(-1)?.id ?? null, entryCount: rows.length }),
-    'session/view': ({ offset = 0, limit = 1000, filter }) => {
+    'session/view': ({ offset = 0, limit = 1000, filter, selectedWindow }) => {
       const visible = filter === 'user-only' ? rows.filter((r) => r.role === 'user') : rows;
       const leaf = rows.findIndex((r) => r.isLeaf);
-      return { rows: visible.slice(offset, offset + limit), total: visible.length, selectedIndex: Math.max(0, leaf), leafId: rows[leaf]?.id ?? null };
+      const out = { rows: visible.slice(offset, offset + limit), total: visible.length, selectedIndex: Math.max(0, leaf), leafId: rows[leaf]?.id ?? null };
+      // the daemon's `window`: the rows around the selected row when it lies past the rows asked for
+      const end = offset + out.rows.length;
+      if (selectedWindow && out.selectedIndex >= end && !noWindow) {
+        const at = Math.max(end, Math.min(out.selectedIndex - Math.floor(selectedWindow / 2), visible.length - selectedWindow));
+        out.window = { offset: at, rows: visible.slice(at, at + selectedWindow) };
+      }
+      return out;
     },
     'session/entry': ({ id }) => ({ entry: { type: 'message', id, parentId: null, timestamp: 't', message: { role: 'user', content: [{ type: 'text', text: `full text of ${id}\nsecond line` }] } } }),
   });
@@ -48,7 +55,7 @@ test('opening a session loads the rows of session/view', async () => {
   const top = tree.getChildren();
   assert.deepEqual(top.map((n) => n.row.id), ['e0', 'e1', 'e2', 'e3']);
   const view = daemon.calls.find(([m]) => m === 'session/view');
-  assert.deepEqual(view[1], { session: 'S1', filter: 'default', offset: 0, limit: 50 });
+  assert.deepEqual(view[1], { session: 'S1', filter: 'default', offset: 0, limit: 50, selectedWindow: 50 });
   const leaf = tree.getTreeItem(top[3]);
   assert.equal(leaf.label, 'assistant: a3');
   assert.equal(leaf.description, 'current 5m');
@@ -81,31 +88,34 @@ test('branch points are expanded on the active path and collapsed elsewhere', as
   assert.equal(tree.leafNode().row.id, 'b');
 });
 
-test('long sessions: the first page plus a window around a far leaf, with a "Load more…" gap', async () => {
-  const { current, tree, daemon } = setup(makeRows(120), { pageSize: 50 });
-  await current.open('/tmp/s.jsonl');
-  await tree.whenIdle();
-  const views = daemon.calls.filter(([m]) => m === 'session/view').map(([, p]) => [p.offset, p.limit]);
-  assert.deepEqual(views, [[0, 50], [70, 50]], 'the window ends at the last row and holds the leaf');
-  let top = tree.getChildren();
-  assert.equal(top.length, 50 + 1 + 50);
-  const gap = top[50];
-  assert.ok(gap instanceof LoadMoreElement);
-  assert.equal(gap.offset, 50);
-  assert.equal(gap.hidden, 20);
-  const item = tree.getTreeItem(gap);
-  assert.equal(item.label, 'Load more… (20 of 120 rows not shown)');
-  assert.equal(item.command.command, 'sessiontree.tree.loadMore');
-  assert.deepEqual(item.command.arguments, [gap]);
-  assert.equal(tree.leafNode().row.id, 'e119');
-  await tree.loadMore(gap);
-  assert.deepEqual(daemon.calls.at(-1)[1].offset, 50);
-  assert.equal(daemon.calls.at(-1)[1].limit, 20);
-  top = tree.getChildren();
-  assert.equal(top.length, 120);
-  assert.ok(top.every((n) => !(n instanceof LoadMoreElement)));
-  assert.deepEqual(tree.loadedRows.map((r) => r.id), makeRows(120).map((r) => r.id));
-});
+for (const noWindow of [false, true]) {
+  test(`long sessions: the first page plus a window around a far leaf, with a "Load more…" gap${noWindow ? ' (a daemon without selectedWindow)' : ''}`, async () => {
+    const { current, tree, daemon } = setup(makeRows(120), { pageSize: 50, noWindow });
+    await current.open('/tmp/s.jsonl');
+    await tree.whenIdle();
+    const views = daemon.calls.filter(([m]) => m === 'session/view').map(([, p]) => [p.offset, p.limit]);
+    // one request when the answer holds the window around the leaf, else a second one for it
+    assert.deepEqual(views, noWindow ? [[0, 50], [70, 50]] : [[0, 50]], 'the window ends at the last row and holds the leaf');
+    let top = tree.getChildren();
+    assert.equal(top.length, 50 + 1 + 50);
+    const gap = top[50];
+    assert.ok(gap instanceof LoadMoreElement);
+    assert.equal(gap.offset, 50);
+    assert.equal(gap.hidden, 20);
+    const item = tree.getTreeItem(gap);
+    assert.equal(item.label, 'Load more… (20 of 120 rows not shown)');
+    assert.equal(item.command.command, 'sessiontree.tree.loadMore');
+    assert.deepEqual(item.command.arguments, [gap]);
+    assert.equal(tree.leafNode().row.id, 'e119');
+    await tree.loadMore(gap);
+    assert.deepEqual(daemon.calls.at(-1)[1].offset, 50);
+    assert.equal(daemon.calls.at(-1)[1].limit, 20);
+    top = tree.getChildren();
+    assert.equal(top.length, 120);
+    assert.ok(top.every((n) => !(n instanceof LoadMoreElement)));
+    assert.deepEqual(tree.loadedRows.map((r) => r.id), makeRows(120).map((r) => r.id));
+  });
+}
 
 test('long sessions with the leaf near the top page forward from the end', async () => {
   const { current: c2, tree: t2, setRows } = setup(makeRows(120), { pageSize: 50 });

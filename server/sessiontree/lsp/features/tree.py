@@ -94,8 +94,24 @@ async def tree(ls: SessionTreeServer, p: t.TreeParams) -> Any:
     return await ls.registry.call(session, tree_json, session.manager, p.flat, p.root_id, p.max_depth)
 
 
+def selected_window(page: Any, size: int) -> int | None:
+    """Where the `window` of a `session/view` answer starts: ``size`` rows with the selected
+    row in their middle, pulled back to end at the last row, never starting before the end of
+    the page's rows; ``None`` when the page holds the selected row, lies past it or has none."""
+    sel = page.selected_index
+    end = page.offset + len(page.rows)
+    if sel is None or sel < end or size <= 0:
+        return None
+    return max(end, core_view.window_start(sel, page.total, size))
+
+
 async def view(ls: SessionTreeServer, p: t.ViewParams) -> dict[str, Any]:
     session = ls.registry.get(p.session)
+    if p.selected_window is not None and p.selected_window < 0:
+        raise errors.InvalidParams(
+            f"selectedWindow must be 0 or more: {p.selected_window}",
+            {"field": "selectedWindow", "reason": "below 0"},
+        )
 
     def work() -> dict[str, Any]:
         kw: dict[str, Any] = {
@@ -110,7 +126,17 @@ async def view(ls: SessionTreeServer, p: t.ViewParams) -> dict[str, Any]:
             kw["leaf_id"] = p.leaf_id
         if p.partial:
             kw["partial"] = True
-        return mapping.view_result_wire(core_view.build_view(session.manager, **kw))
+        page = core_view.build_view(session.manager, **kw)
+        out = mapping.view_result_wire(page)
+        if p.selected_window:
+            found = selected_window(page, p.selected_window)
+            if found is not None:
+                # the same view again (kept): only the window's page is built
+                win = core_view.build_view(
+                    session.manager, **{**kw, "offset": found, "limit": p.selected_window}
+                )
+                out["window"] = {"offset": found, "rows": mapping.rows_wire(win.rows)}
+        return out
 
     result = await ls.registry.call(session, work)
     if result.get("complete") is False:

@@ -39,6 +39,18 @@ local function accept(state, result, offset)
   state.searching = result.complete == false
 end
 
+--- Take an answer with a `window` (the rows around the selected row, past the first page):
+--- the first page and the window when the window starts where the page ends, else the
+--- window alone.
+local function accept_window(state, result, offset)
+  local rows, win = result.rows or {}, result.window
+  if win.offset == offset + #rows then
+    local joined = vim.list_extend(vim.list_extend({}, rows), win.rows or {})
+    return accept(state, vim.tbl_extend("force", result, { rows = joined }), offset)
+  end
+  accept(state, vim.tbl_extend("force", result, { rows = win.rows or {} }), win.offset)
+end
+
 --- Draw the rows of a `session/view` answer: exact rows, so a preview drawn while the
 --- session opened (view/preview.lua) is over.
 local function draw(state)
@@ -68,8 +80,14 @@ function M.reload(state, opts)
   state.gen = state.gen + 1
   local gen = state.gen
   local offset, limit = 0, page
-  if not opts.to_selected and #state.rows > 0 then
+  local keeps_window = not opts.to_selected and #state.rows > 0
+  if keeps_window then
     offset, limit = state.first, math.max(page, #state.rows)
+  end
+  local params = view_params(state, offset, limit)
+  if not keeps_window then
+    -- the rows around the leaf come in the same answer when it lies past the first page
+    params.selectedWindow = page
   end
   state.loading = true
   local function done()
@@ -79,7 +97,7 @@ function M.reload(state, opts)
       opts.on_done()
     end
   end
-  client.request(client.methods.view, view_params(state, offset, limit), function(err, result)
+  client.request(client.methods.view, params, function(err, result)
     if gen ~= state.gen or not vim.api.nvim_buf_is_valid(state.buf) then
       return
     end
@@ -102,7 +120,12 @@ function M.reload(state, opts)
       local row = window.current_row(state)
       keep = row and row.id
     end
-    accept(state, result, offset)
+    local windowed = type(result.window) == "table"
+    if windowed then
+      accept_window(state, result, offset)
+    else
+      accept(state, result, offset)
+    end
     local sel = state.selected_index
     local loaded = function(i)
       return i ~= nil and i >= state.first and i < state.first + #state.rows
@@ -125,13 +148,14 @@ function M.reload(state, opts)
         window.focus_id(state, keep)
       elseif sel ~= nil then
         window.set_cursor_line(state, sel - state.first + 1)
-        if opts.to_selected then
+        if opts.to_selected or windowed then
           window.center(state)
         end
       end
       return done()
     end
-    -- the row to show is outside the loaded window: fetch a window around it
+    -- the row to show is outside the loaded window (or a daemon from before
+    -- `selectedWindow` sent none): fetch a window around it
     local around = sel and math.max(0, math.min(sel - math.floor(page / 2), state.total - page)) or 0
     client.request(client.methods.view, view_params(state, around, page), function(err2, result2)
       if gen ~= state.gen or not vim.api.nvim_buf_is_valid(state.buf) then
