@@ -19,7 +19,9 @@ import pytest
 from sessiontree.client import Client
 from sessiontree.core import SessionManager
 from sessiontree.core import view as core_view
+from sessiontree.core.index.cache import IndexCache
 from sessiontree.core.session import loading
+from sessiontree.core.session.context_walk import context_skeletons
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -30,7 +32,10 @@ def _listing(root: Path) -> list[tuple[str, int, int]]:
     return sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file())
 
 
-def test_the_cache_of_a_big_session_is_written_after_the_open(tmp_path: Path) -> None:
+@pytest.mark.parametrize("writer", ["here", "forked"])
+def test_the_cache_of_a_big_session_is_written_after_the_open(tmp_path: Path, writer: str) -> None:
+    """Written in idle time by the daemon itself, or, from `warm.FORK_CACHE_MIN` entries
+    (lowered here), by a forked copy; either way with the last entry's context beside it."""
     agent = tmp_path / "agent"
     path = agent / "sessions" / "--p--" / "big.jsonl"
     path.parent.mkdir(parents=True)
@@ -50,6 +55,7 @@ def test_the_cache_of_a_big_session_is_written_after_the_open(tmp_path: Path) ->
         "XDG_CACHE_HOME": str(cache),
         "PYTHONPATH": os.pathsep.join([str(REPO / "server"), str(REPO / "protocol")]),
         "SESSIONTREE_PARALLEL_SCAN_MIN": str(16 << 20),
+        "SESSIONTREE_FORK_CACHE_MIN": "1" if writer == "forked" else str(10 * n),
     }
     with Client.spawn(
         init_options={"agentDir": str(agent), "stateDir": str(tmp_path / "state"), "watch": False}, env=env
@@ -59,10 +65,11 @@ def test_the_cache_of_a_big_session_is_written_after_the_open(tmp_path: Path) ->
         assert page["total"] > 0
         deadline = time.monotonic() + 60
         found: list[Path] = []
-        while time.monotonic() < deadline and not found:
+        while time.monotonic() < deadline and not (found and list(cache.rglob("*.ctx"))):
             found = [p for p in cache.rglob("*.idx")]
             time.sleep(0.05)
         assert len(found) == 1, "no index cache written after the open"
+        assert len(list(cache.rglob("*.ctx"))) == 1, "no context kept beside it"
         # the session stays usable while and after it is written
         again = c.request("session/view", {"session": opened["session"], "limit": 20})
         assert again["rows"] == page["rows"]
@@ -92,6 +99,15 @@ def test_the_cache_of_a_big_session_is_written_after_the_open(tmp_path: Path) ->
     warm = SessionManager.open(str(path), read_only=True, cache_dir=str(found[0].parent))
     try:
         assert warm.load_report.from_cache
+        # the kept context is the last entry's, as the file holds it
+        st = path.stat()
+        last = warm.index.last()
+        assert last is not None
+        kept = IndexCache(str(found[0].parent)).load_context(
+            str(path), (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns), n, last.id
+        )
+        assert kept is not None
+        assert [sk.id for sk in kept] == [sk.id for sk in context_skeletons(warm.index, last.id)]
         assert warm.get_leaf_id() == opened["leafId"]
         assert len(warm.get_entries()) == n
     finally:

@@ -30,6 +30,7 @@ from typing import Any, Final
 
 from sessiontree.core import view as core_view
 from sessiontree.core.session.split_scan import in_forked_child
+from sessiontree.core.tuning import bound
 from sessiontree.core.view.search import keep_texts_max
 from sessiontree.lsp.registry import OpenSession, Registry, RegistryEvent
 from sessiontree.lsp.server import SessionTreeServer
@@ -42,6 +43,12 @@ WARM_ROWS_SLICE: Final = 500  # rows a slice of `warm_rows` reads: about 10 ms
 WARM_PAUSE: Final = 0.005  # between slices, so a live change or a request takes the lock first
 CACHE_QUIET: Final = 1.0  # seconds without a client's call before the filter sets and the cache
 KEEP_TIMEOUT: Final = 60  # seconds a forked copy keeping a closed session's first pages may take
+#: Entries from which the index cache is encoded and written by a forked copy. Below, it is
+#: written here in idle time (about 35 ms for 100,000 entries, and as much for the last
+#: entry's context): a fork costs more. It stops the daemon for 10-20 ms, and every later
+#: request pays a page fault for each page it is first to write after it (a first search
+#: at 100,000 entries: 25 -> 31 ms). ``SESSIONTREE_FORK_CACHE_MIN`` sets another bound.
+FORK_CACHE_MIN: Final = 250_000
 
 
 # Tasks are held here (the loop keeps only weak references to them); each refers to its
@@ -71,8 +78,15 @@ async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
         session = await _quiet(registry, handle)
         save = getattr(session.manager, "save_index_cache", None)  # other agents': none
         if save is not None:
-            # encoded and written by a forked copy: the session is held for the fork only
-            await registry.call_in_idle_time(session, save, True)
+            if len(session.manager.index) >= bound("SESSIONTREE_FORK_CACHE_MIN", FORK_CACHE_MIN):
+                # encoded and written by a forked copy (with the last entry's context): the
+                # session is held for the fork only
+                await registry.call_in_idle_time(session, save, True)
+            elif await registry.call_in_idle_time(session, save, False):
+                del session
+                # and the last entry's context, in a slice of its own
+                session = await _quiet(registry, handle)
+                await registry.call_in_idle_time(session, session.manager.keep_last_context)
             del session
             # and the first pages of its view, for the next open of the file unchanged
             session = await _quiet(registry, handle)
