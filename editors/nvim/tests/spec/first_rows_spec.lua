@@ -163,10 +163,15 @@ describe("first rows of a 100,000-entry session", function()
       holds_leaf = holds_leaf or row.id == leaf.id
     end
     assert.is_true(holds_leaf, "the preview's rows hold the leaf's row")
-    -- the first open wrote the index cache: wait for it before stopping that daemon
+    -- the first open wrote the index cache and the view's first pages (idle time): wait for
+    -- both before stopping that daemon
     H.wait(function()
-      return #index_files() > 0
-    end, "the index cache written", SANITY_MS)
+      local kinds = {}
+      for _, name in ipairs(index_files()) do
+        kinds[name:match("%.(%w+)$") or ""] = true
+      end
+      return kinds.idx and kinds.view
+    end, "the index cache and the first pages written", SANITY_MS)
     H.teardown()
     local warm, warm_preview
     st, warm, warm_preview = pick_and_time()

@@ -78,20 +78,20 @@ async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
         session = await _quiet(registry, handle)
         save = getattr(session.manager, "save_index_cache", None)  # other agents': none
         if save is not None:
-            if len(session.manager.index) >= bound("SESSIONTREE_FORK_CACHE_MIN", FORK_CACHE_MIN):
-                # encoded and written by a forked copy (with the last entry's context): the
-                # session is held for the fork only
-                await registry.call_in_idle_time(session, save, True)
-            elif await registry.call_in_idle_time(session, save, False):
-                del session
-                # and the last entry's context, in a slice of its own
-                session = await _quiet(registry, handle)
-                await registry.call_in_idle_time(session, session.manager.keep_last_context)
+            forked = len(session.manager.index) >= bound("SESSIONTREE_FORK_CACHE_MIN", FORK_CACHE_MIN)
+            # encoded and written by a forked copy (with the last entry's context): the
+            # session is held for the fork only; else here
+            saved = await registry.call_in_idle_time(session, save, forked)
             del session
             # and the first pages of its view, for the next open of the file unchanged
             session = await _quiet(registry, handle)
             await registry.call_in_idle_time(session, core_view.save_opening_view, session.manager)
             del session
+            if saved and not forked:
+                # and the last entry's context, in a slice of its own
+                session = await _quiet(registry, handle)
+                await registry.call_in_idle_time(session, session.manager.keep_last_context)
+                del session
         await _young_collection(registry, handle)
     except Exception as exc:  # a closed session or a changed file: the first search does it
         log.debug("warm-up of %s stopped: %s", handle, exc)

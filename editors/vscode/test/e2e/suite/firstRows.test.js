@@ -199,7 +199,9 @@ describe('First rows of a 100,000-entry session', function () {
   it('shows its first rows after a click in the Sessions view, index cache cold then warm (figures reported)', async () => {
     const cold = await clickAndTime(true);
     // the first open wrote the index cache: wait for it before that daemon is stopped
-    await waitFor('the index cache written', () => indexFiles().length > 0, SANITY_MS);
+    // the index cache and the view's first pages, both written in idle time
+    const written = (ext) => indexFiles().some((n) => n.endsWith(ext));
+    await waitFor('the index cache and the first pages written', () => written('.idx') && written('.view'), SANITY_MS);
     const warm = await clickAndTime(false);
     const line = `first rows of a 100,000-entry session (VS Code): cold ${figure(cold)}, warm ${figure(warm)}`;
     console.log(`E2E-INFO ${line}`);
