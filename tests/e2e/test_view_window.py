@@ -81,8 +81,8 @@ def test_the_window_is_the_page_around_the_selected_row(daemon: Any) -> None:
 
 def test_no_window_when_the_rows_hold_or_pass_the_selected_row(daemon: Any) -> None:
     c, handle = daemon
-    total = _view(c, handle, limit=0)["total"]
-    sel = _view(c, handle, limit=0)["selectedIndex"]
+    head = _view(c, handle, limit=0)
+    total, sel = head["total"], head["selectedIndex"]
     assert sel is not None and sel > 100
     # the rows asked for hold it, or lie past it, or no window is asked for
     for params in (

@@ -416,13 +416,15 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     });
     const segments: Segment[] = [{ start: 0, rows: first.rows }];
     const sel = first.selectedIndex ?? -1;
-    const window = first.window ? undefined : leafWindowRequest(this.segments, first.rows.length, first.total, sel, page);
     if (first.window) {
       segments.push({ start: first.window.offset, rows: first.window.rows });
-    } else if (window) {
+    } else {
       // a daemon from before `selectedWindow`: the window in a request of its own
-      const win = await this.daemon.request<ViewResult>(Method.view, this.viewParams(window.offset, window.limit));
-      segments.push({ start: window.offset, rows: win.rows });
+      const window = leafWindowRequest(this.segments, first.rows.length, first.total, sel, page);
+      if (window) {
+        const win = await this.daemon.request<ViewResult>(Method.view, this.viewParams(window.offset, window.limit));
+        segments.push({ start: window.offset, rows: win.rows });
+      }
     }
     if (gen !== this.generation || this.session.value?.handle !== session.handle) {
       return;

@@ -100,7 +100,7 @@ def selected_window(page: Any, size: int) -> int | None:
     the page's rows; ``None`` when the page holds the selected row, lies past it or has none."""
     sel = page.selected_index
     end = page.offset + len(page.rows)
-    if sel is None or sel < end or size <= 0:
+    if sel is None or sel < end:
         return None
     return max(end, core_view.window_start(sel, page.total, size))
 

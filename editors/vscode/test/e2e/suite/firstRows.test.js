@@ -198,8 +198,8 @@ describe('First rows of a 100,000-entry session', function () {
 
   it('shows its first rows after a click in the Sessions view, index cache cold then warm (figures reported)', async () => {
     const cold = await clickAndTime(true);
-    // the first open wrote the index cache: wait for it before that daemon is stopped
-    // the index cache and the view's first pages, both written in idle time
+    // the first open writes the index cache and the view's first pages in idle time: wait for
+    // both before that daemon is stopped
     const written = (ext) => indexFiles().some((n) => n.endsWith(ext));
     await waitFor('the index cache and the first pages written', () => written('.idx') && written('.view'), SANITY_MS);
     const warm = await clickAndTime(false);
