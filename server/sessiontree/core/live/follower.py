@@ -72,6 +72,8 @@ class SyncResult:
     dropped: int = 0
     #: For reloads: "replaced", "truncated", "rewritten" or "deleted".
     reason: str | None = None
+    #: oh-my-pi rewrote the file's title slot in place: the session's title changed.
+    retitled: bool = False
 
 
 class FollowedSession(Protocol):
@@ -94,6 +96,10 @@ class FollowedSession(Protocol):
 
     def prepare_loaded_entry(self, entry: dict[str, Any]) -> None:
         """What loading does to an entry held in memory (blob references, replay metadata)."""
+        ...
+
+    def set_title_slot_line(self, line: bytes) -> None:
+        """Take the title slot another process wrote in place (oh-my-pi's title change)."""
         ...
 
 
@@ -191,11 +197,13 @@ class Follower:
             return self._reload(path, tail.kind, leaf)
         fs = self.state
         assert fs is not None
+        if tail.retitled:
+            session.set_title_slot_line(tail.mark.slot)
         if tail.kind is ChangeKind.UNCHANGED:
             self.mark = tail.mark
             fs.size = tail.mark.size
             fs.mtime_ns = tail.mark.mtime_ns
-            return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf)
+            return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf, retitled=tail.retitled)
         appended, labels, dropped = self._ingest(tail.data, tail.data_offset)
         fs.end = tail.mark.offset
         self.mark = tail.mark
@@ -210,6 +218,7 @@ class Follower:
             leaf_id=session.get_leaf_id(),
             labels=labels,
             dropped=dropped,
+            retitled=tail.retitled,
         )
 
     def _sync_through_storage(self, path: str, leaf: str | None) -> SyncResult:
@@ -352,7 +361,7 @@ class Follower:
             leaf = self._session.get_leaf_id()
             return SyncResult(ChangeKind.UNCHANGED, old_leaf_id=leaf, leaf_id=leaf)
         res = self.sync()
-        if res.kind is not ChangeKind.UNCHANGED or res.appended:
+        if res.kind is not ChangeKind.UNCHANGED or res.appended or res.retitled:
             events = self.events
             events.append(res)
             # The daemon drains these; a library user may never look: keep the newest only.

@@ -23,6 +23,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..format.title_slot import split_slot
 from ..store.guard import PathGuard, open_checked
 
 #: O_NONBLOCK: opening a FIFO put where a session file was must not hang the reader (the
@@ -62,8 +63,10 @@ class FileMark:
     `offset` is the number of bytes ingested: it always sits at the start of a line (just
     after a newline, or 0), so a torn last line is never consumed. `size` and `mtime_ns`
     are the file's values when the mark was taken (`size` may exceed `offset` by a torn
-    tail). `head` is the first bytes of the file and `tail` the bytes just before
-    `offset`; both are compared on every look to notice in-place rewrites.
+    tail). `head` is the first bytes of the file after its title slot and `tail` the bytes
+    just before `offset`; both are compared on every look to notice in-place rewrites.
+    `slot` is oh-my-pi's title slot line as read (empty without one): a new slot of the
+    same width there is a title change, not a rewrite.
     """
 
     offset: int
@@ -73,6 +76,7 @@ class FileMark:
     mtime_ns: int
     head: bytes = field(repr=False)
     tail: bytes = field(repr=False)
+    slot: bytes = field(default=b"", repr=False)
 
     @classmethod
     def capture(
@@ -112,6 +116,8 @@ class TailRead:
     #: The mark to keep after ingesting `data` (for DELETED: the old mark; for a change
     #: that needs a reload: a mark of the new file at its last complete line).
     mark: FileMark
+    #: oh-my-pi's title slot was rewritten in place (a new title; the rest is as before).
+    retitled: bool = False
 
     @property
     def data_offset(self) -> int:
@@ -147,10 +153,14 @@ def read_appended(
             return TailRead(ChangeKind.TRUNCATED, b"", 0, _mark_from_fd(fd, st, _end_of_last_line(fd, size)))
         # The fingerprints are checked even when size and mtime look unchanged: mtime has
         # coarse granularity and a same-size rewrite within one tick would go unseen.
-        if not _fingerprints_match(fd, mark):
+        match = _fingerprints_match(fd, mark)
+        if match is None:
             return TailRead(ChangeKind.REWRITTEN, b"", 0, _mark_from_fd(fd, st, _end_of_last_line(fd, size)))
+        retitled = match != mark.slot
+        if retitled:
+            mark = _with_slot(mark, match)
         if size == mark.offset:
-            return TailRead(ChangeKind.UNCHANGED, b"", 0, _with_stat(mark, st))
+            return TailRead(ChangeKind.UNCHANGED, b"", 0, _with_stat(mark, st), retitled)
         want = size - mark.offset
         if max_bytes is not None:
             want = min(want, max_bytes)
@@ -161,9 +171,9 @@ def read_appended(
         if not data:
             # Only a partial line so far: keep the old offset, remember the size seen so
             # an unchanged file is cheap to check again.
-            return TailRead(ChangeKind.UNCHANGED, b"", pending, _with_stat(mark, st))
+            return TailRead(ChangeKind.UNCHANGED, b"", pending, _with_stat(mark, st), retitled)
         new_mark = _mark_from_fd(fd, st, mark.offset + cut, tail_hint=data)
-        return TailRead(ChangeKind.APPENDED, data, pending, new_mark)
+        return TailRead(ChangeKind.APPENDED, data, pending, new_mark, retitled)
     finally:
         os.close(fd)
 
@@ -253,8 +263,18 @@ def _end_of_last_line(fd: int, size: int) -> int:
     return 0
 
 
+def _slot_of_fd(fd: int, offset: int) -> bytes:
+    """The title slot line at the start of the file (empty without one), within `offset`."""
+    first = _pread_all(fd, min(offset, 4096), 0)
+    if not first.startswith(b"{"):
+        return b""
+    _slot, width = split_slot(first)
+    return first[:width]
+
+
 def _mark_from_fd(fd: int, st: os.stat_result, offset: int, tail_hint: bytes = b"") -> FileMark:
-    head = _pread_all(fd, min(FINGERPRINT_BYTES, offset), 0)
+    slot = _slot_of_fd(fd, offset)
+    head = _pread_all(fd, min(FINGERPRINT_BYTES, offset - len(slot)), len(slot))
     if len(tail_hint) >= FINGERPRINT_BYTES:
         tail = tail_hint[-FINGERPRINT_BYTES:]
     else:
@@ -268,6 +288,7 @@ def _mark_from_fd(fd: int, st: os.stat_result, offset: int, tail_hint: bytes = b
         mtime_ns=st.st_mtime_ns,
         head=head,
         tail=tail,
+        slot=slot,
     )
 
 
@@ -280,13 +301,42 @@ def _with_stat(mark: FileMark, st: os.stat_result) -> FileMark:
         mtime_ns=st.st_mtime_ns,
         head=mark.head,
         tail=mark.tail,
+        slot=mark.slot,
     )
 
 
-def _fingerprints_match(fd: int, mark: FileMark) -> bool:
-    if mark.head and _pread_all(fd, len(mark.head), 0) != mark.head:
-        return False
-    return not (mark.tail and _pread_all(fd, len(mark.tail), mark.offset - len(mark.tail)) != mark.tail)
+def _with_slot(mark: FileMark, slot: bytes) -> FileMark:
+    return FileMark(
+        offset=mark.offset,
+        size=mark.size,
+        inode=mark.inode,
+        dev=mark.dev,
+        mtime_ns=mark.mtime_ns,
+        head=mark.head,
+        tail=mark.tail,
+        slot=slot,
+    )
+
+
+def _fingerprints_match(fd: int, mark: FileMark) -> bytes | None:
+    """The file's title slot line now (``mark.slot`` when it did not change; empty without
+    one) when the known bytes are as `mark` saw them, else None (rewritten in place).
+
+    A title slot rewritten in place with the same width (omp's title change) is no rewrite:
+    the rest of the file did not move."""
+    slot = mark.slot
+    if slot:
+        now = _pread_all(fd, len(slot), 0)
+        if now != slot:
+            new_slot, width = split_slot(now)
+            if new_slot is None or width != len(slot):
+                return None
+            slot = now
+    if mark.head and _pread_all(fd, len(mark.head), len(slot)) != mark.head:
+        return None
+    if mark.tail and _pread_all(fd, len(mark.tail), mark.offset - len(mark.tail)) != mark.tail:
+        return None
+    return slot
 
 
 def stat_regular(path: str) -> os.stat_result | None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import paths
 from ..errors import PersistError
+from ..format.title_slot import TitleSlot
 from ..ids import Clock, IdSource
 from ..index import EntryIndex
 from ..live import FileState, Follower
@@ -55,6 +56,8 @@ class SessionBase:
 
     # What the session holds.
     _header: dict[str, Any]
+    #: oh-my-pi's title slot, the line before the header (None: the file has none).
+    _title_slot: TitleSlot | None
     _index: EntryIndex
     _leaf_id: str | None
     load_report: LoadReport

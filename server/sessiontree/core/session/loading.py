@@ -27,6 +27,7 @@ from ..format.migrations import (
     migrate_session_entries,
 )
 from ..format.persistence import clean_openai_replay, has_blob_ref, resolve_blob_refs
+from ..format.title_slot import split_slot
 from ..ids import session_file_name
 from ..index import Skeleton, UsageTotals, scan_clean
 from ..index.scan import CleanScan
@@ -64,6 +65,7 @@ class Loading(Writing):
         if parent_session is not None:
             header["parentSession"] = parent_session
         self._header = header
+        self._title_slot = None
         self._index = self._make_index()
         self._leaf_id = None
         self._flushed = False
@@ -141,8 +143,11 @@ class Loading(Writing):
         # tail gets a separator once it is certainly torn: `store.torn.settled_tail`).
 
     def _load_bytes(self, path: str, data: bytes, st: Any) -> None:
-        nl = data.find(b"\n")
-        header_line = data[: nl if nl >= 0 else len(data)]
+        # oh-my-pi's title slot, when the file has one, comes before the header.
+        slot, start = split_slot(data)
+        self._title_slot = slot
+        nl = data.find(b"\n", start)
+        header_line = data[start : nl if nl >= 0 else len(data)]
         header = None
         if header_line[:3] != b"\xef\xbb\xbf":
             try:
@@ -178,6 +183,8 @@ class Loading(Writing):
         # The lenient path: the reference's parser, migrations and blobs; held in memory.
         report = jsonl.parse_jsonl_lenient(data)
         values = report.values
+        if slot is not None:
+            values = values[1:]  # the slot is a complete line of its own: the first value
         if not values or not jsonl.is_session_header(values[0]):
             reason = "no valid session header: no line is parsable JSON"
             if values:
@@ -236,11 +243,12 @@ class Loading(Writing):
         storage = self._storage
         size = st_int(st, "st_size")
         first = bytes(storage.read_range(path, 0, min(size, LOAD_CHUNK)))
-        nl = first.find(b"\n")
+        slot, start = split_slot(first)
+        nl = first.find(b"\n", start)
         if nl < 0 or first[:3] == b"\xef\xbb\xbf":
             return False
         try:
-            header = jsonl.loads_line(first[:nl])
+            header = jsonl.loads_line(first[start:nl])
         except ValueError:
             return False
         if not (
@@ -272,6 +280,7 @@ class Loading(Writing):
         end = first_part.end
         torn = first_part.torn_tail
         self._header = header
+        self._title_slot = slot
         self._index.add_skeletons(skeletons)
         self._index.usage = first_part.usage
         self.load_report = LoadReport(torn_tail=torn, fast_path=True, split_scan=bool(split))
@@ -363,6 +372,8 @@ class Loading(Writing):
             return False
         header, skeletons, usage, cached_size = hit
         self._header = header
+        # The slot is rewritten in place (the file keeps its size): always read anew.
+        self._title_slot = split_slot(self._first_bytes(path, cached_size))[0]
         self._index.add_cached(skeletons, lambda: self._rescan_cached(path, cached_size))
         self._index.usage = usage
         self.load_report = LoadReport(fast_path=True, from_cache=True)
@@ -382,6 +393,13 @@ class Loading(Writing):
             if known is not None and last is not None:
                 self._index.know_context(last.id, known)
         return True
+
+    def _first_bytes(self, path: str, size: int) -> bytes:
+        """The file's first line, and more: enough to find a title slot and the header."""
+        head = bytes(self._storage.read_range(path, 0, min(size, 4096)))
+        if b"\n" not in head and len(head) < size:
+            head = bytes(self._storage.read_range(path, 0, min(size, LOAD_CHUNK)))
+        return head
 
     def _last_context(self) -> list[Skeleton]:
         last = self._index.last()
@@ -445,7 +463,7 @@ class Loading(Writing):
         cache hit whose skeletons do not decode stands for (they are decoded on first use,
         after the open answered)."""
         first = bytes(self._storage.read_range(path, 0, min(cached_size, LOAD_CHUNK)))
-        nl = first.find(b"\n")
+        nl = first.find(b"\n", split_slot(first)[1])
         scan = self._scan_range(path, nl + 1, cached_size, cached_size, first) if nl >= 0 else None
         if scan is None or scan.torn_tail:
             raise InvalidSessionFileError(

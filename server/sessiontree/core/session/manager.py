@@ -27,8 +27,10 @@ from ..discovery import (
     list_sessions_of_dirs,
 )
 from ..errors import EntryNotFoundError, PersistError
+from ..format.dialects import Dialect, Evidence, home_dialect
 from ..format.jscompat import js_trim
 from ..format.persistence import clean_openai_replay, has_blob_ref, resolve_blob_refs
+from ..format.title_slot import TitleSlot, fold_into_header, split_slot
 from ..ids import Clock, IdSource
 from ..index import EntryIndex, gc_paused
 from ..live import Follower, SyncResult
@@ -125,6 +127,11 @@ class SessionManager(Moves, Entries):
         self._follower = Follower(self, storage)
         self._reader = FileEntries(storage, lambda: self._session_file, self._blob_store)
         self._header: dict[str, Any] = {}
+        self._title_slot: TitleSlot | None = None
+        # The file's dialect, from what it holds (`dialect`); counted lazily, entry by entry.
+        self._evidence: Evidence | None = None
+        self._evidence_of: EntryIndex | None = None
+        self._evidence_seen = 0
         self._index = EntryIndex()
         self._leaf_id: str | None = None
         self._flushed = False
@@ -333,6 +340,12 @@ class SessionManager(Moves, Entries):
             resolve_blob_refs(entry, self._blob_store())
         clean_openai_replay(entry)
 
+    def set_title_slot_line(self, line: bytes) -> None:
+        """Take the title slot another process wrote in place (oh-my-pi's title change)."""
+        slot, _start = split_slot(line)
+        if slot is not None:
+            self._title_slot = slot
+
     # ------------------------------------------------------------------ the leaf
     def branch(self, entry_id: str) -> None:
         """Move the leaf to an existing entry (writes nothing)."""
@@ -361,7 +374,14 @@ class SessionManager(Moves, Entries):
         return self._index.get(entry_id)
 
     def get_header(self) -> dict[str, Any] | None:
+        """The session header as the file's agent reads it: oh-my-pi's title slot folded in."""
+        if self._title_slot is not None and self._header:
+            return fold_into_header(dict(self._header), self._title_slot)
         return self._header or None
+
+    def get_title_slot(self) -> TitleSlot | None:
+        """oh-my-pi's title slot, the line before the header; None when the file has none."""
+        return self._title_slot
 
     def get_leaf_id(self) -> str | None:
         return self._leaf_id
@@ -448,12 +468,39 @@ class SessionManager(Moves, Entries):
     def get_cwd(self) -> str:
         return self._cwd
 
+    @property
+    def dialect(self) -> Dialect:
+        """The agent whose words the file uses (`format.dialects`): detected from what the
+        file holds, else the dialect of the agent directory it lives in."""
+        evidence = self._dialect_evidence()
+        return evidence.dialect(home_dialect(self._session_file or self._session_dir, self._agent_dir))
+
+    def _dialect_evidence(self) -> Evidence:
+        idx = self._index
+        ev = self._evidence
+        if ev is None or self._evidence_of is not idx or ev.has_slot != (self._title_slot is not None):
+            ev = self._evidence = Evidence(self._title_slot is not None)
+            self._evidence_of = idx
+            self._evidence_seen = 0
+        if self._evidence_seen < len(idx):
+            new = idx.skeletons_since(self._evidence_seen)
+            ev.see_types(sk.type for sk in new)
+            for sk in new:
+                if sk.type == "model_change" or sk.type == "session_info":
+                    ev.see(idx.entry_of(sk))
+            self._evidence_seen = len(idx)
+        return ev
+
     def get_session_name(self) -> str | None:
-        t = self._header.get("title")
+        """The session's name by the rule of the file's agent: pi's latest ``session_info``
+        name; oh-my-pi's title (its title slot); xcsh's header title."""
+        if self.dialect is Dialect.PI:
+            return self._dialect_evidence().info_name
+        t = (self.get_header() or {}).get("title")
         return t if isinstance(t, str) else None
 
     def get_title_source(self) -> str | None:
-        s = self._header.get("titleSource")
+        s = (self.get_header() or {}).get("titleSource")
         return s if s in ("auto", "user") else None
 
     def is_persisted(self) -> bool:

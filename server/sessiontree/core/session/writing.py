@@ -21,6 +21,7 @@ from ..errors import AccessDeniedError, ConflictError, InvalidSessionFileError, 
 from ..format.backups import copy_path
 from ..format.jsonl import dumps_line
 from ..format.persistence import prepare_entry_for_persistence
+from ..format.title_slot import serialize_slot
 from .base import SessionBase, stat_of
 
 __all__ = ["Writing"]
@@ -109,7 +110,11 @@ class Writing(SessionBase):
         self._quarantine_if_needed(path)
         prepare = self._prepare
         parts: list[bytes] = [dumps_line(prepare(self._header)) + b"\n"]
-        pos = len(parts[0])
+        slot = self._title_slot
+        if slot is not None:
+            # oh-my-pi's title slot stays the first line, in omp's own fixed width.
+            parts.insert(0, serialize_slot(slot.title, slot.source, slot.updated_at))
+        pos = sum(len(p) for p in parts)
         ranges: list[tuple[int, int] | None] = []
         idx = self._index
         for entry in idx.iter_entries():
