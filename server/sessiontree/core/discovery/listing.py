@@ -24,8 +24,10 @@ from typing import Any
 import msgspec
 
 from .. import paths
+from ..format.dialects import Evidence, home_dialect
 from ..format.jscompat import js_trim
 from ..format.jsonl import is_session_header, parse_jsonl_lenient, scrub_text
+from ..format.title_slot import fold_into_header, split_slot
 from ..store.guard import PathGuard
 from .files import list_jsonl, open_listed, read_fd
 from .records import RecentSessionInfo, SessionInfo
@@ -73,12 +75,19 @@ def get_recent_sessions(
                 prefix = read_fd(fd, PREFIX_BYTES)
             except OSError:
                 continue
-            values = parse_jsonl_lenient(prefix.decode("utf-8", "replace")).values
+            slot, start = split_slot(prefix)
+            values = parse_jsonl_lenient(prefix[start:].decode("utf-8", "replace")).values
             if not values or not is_session_header(values[0]):
                 continue
-            header = values[0]
+            header = fold_into_header(dict(values[0]), slot)
+            evidence = Evidence(slot is not None)
+            for v in values[1:]:
+                if isinstance(v, dict):
+                    evidence.see(v)
             full = ""
-            title = header.get("title")
+            # The name by the file's agent's rule, as far as the prefix shows it.
+            pi = evidence.dialect(home_dialect(path)) == "pi"
+            title = evidence.info_name if pi else header.get("title")
             if isinstance(title, str) and title:
                 full = _sanitize_first_line(title)
             else:
@@ -178,9 +187,9 @@ def _list(
         if s is None:
             if fd is None:
                 opened = open_listed(path, None) if stat.S_ISREG(st.st_mode) else None
-                s = summarize_fd(*opened) if opened is not None else None
+                s = summarize_fd(*opened, path=path) if opened is not None else None
             else:
-                s, fd = summarize_fd(fd, st), None
+                s, fd = summarize_fd(fd, st, path=path), None
             changed = True
             if s is None:
                 continue

@@ -15,8 +15,10 @@ import msgspec
 import orjson
 
 from ..format.content import content_text
+from ..format.dialects import Evidence, home_dialect
 from ..format.jscompat import date_ms
 from ..format.jsonl import parse_jsonl_lenient, scrub_text
+from ..format.title_slot import fold_into_header, split_slot
 from ..index import default_cache_dir
 from ..store.guard import PathGuard
 from .files import open_listed, read_fd
@@ -50,6 +52,8 @@ class Summary(msgspec.Struct, array_like=True):
     message_count: int
     first_message: str
     all_text: str | None = None
+    dialect: str = ""
+    """The agent whose words the file uses (`format.dialects.Dialect`)."""
 
 
 def message_text(content: Any) -> str:
@@ -77,21 +81,28 @@ def summarize_file(path: str, with_text: bool = False, guard: PathGuard | None =
     opened = open_listed(path, guard)
     if opened is None:
         return None
-    return summarize_fd(*opened, with_text=with_text)
+    return summarize_fd(*opened, with_text=with_text, path=path)
 
 
-def summarize_fd(fd: int, st: os.stat_result, with_text: bool = False) -> Summary | None:
-    """The summary of the open regular file ``fd`` (closed here) whose ``fstat`` is ``st``."""
+def summarize_fd(
+    fd: int, st: os.stat_result, with_text: bool = False, path: str | None = None
+) -> Summary | None:
+    """The summary of the open regular file ``fd`` (closed here) whose ``fstat`` is ``st``;
+    ``path`` (where it was listed) tells the agent dir it lives in (`format.dialects`)."""
     try:
         data = read_fd(fd)
     except OSError:
         return None
-    values = _parse_values(data)
+    # oh-my-pi's title slot, when the file has one, is the line before the header.
+    slot, start = split_slot(data)
+    values = _parse_values(data[start:] if start else data)
     if not values:
         return None
     header = values[0]
     if not isinstance(header, dict) or header.get("type") != "session" or not header.get("id"):
         return None
+    header = fold_into_header(dict(header), slot)
+    evidence = Evidence(slot is not None)
     count = 0
     first: str | None = None
     texts: list[str] | None = [] if with_text else None
@@ -99,6 +110,7 @@ def summarize_fd(fd: int, st: os.stat_result, with_text: bool = False) -> Summar
     for v in values[1:]:
         if not isinstance(v, dict):
             continue
+        evidence.see(v)
         t = v.get("type")
         if t == "message":
             count += 1
@@ -116,7 +128,10 @@ def summarize_fd(fd: int, st: os.stat_result, with_text: bool = False) -> Summar
         elif t == "compaction":
             ss = v.get("shortSummary")
             short = ss if isinstance(ss, str) else None
-    title = header.get("title")
+    dialect = evidence.dialect(home_dialect(path))
+    # The session's name by its agent's rule (pi: its latest session_info), else the last
+    # compaction's short summary.
+    title = evidence.info_name if dialect == "pi" else header.get("title")
     if title is None:
         title = short
     created_ms: float | None = None
@@ -140,6 +155,7 @@ def summarize_fd(fd: int, st: os.stat_result, with_text: bool = False) -> Summar
         count,
         scrub_text(first) if first is not None else NO_MESSAGES,
         scrub_text(" ".join(texts)) if texts is not None else None,
+        str(dialect),
     )
 
 
@@ -152,7 +168,8 @@ _LIST_CACHE_ENCODER = msgspec.msgpack.Encoder()
 def disk_cache_file(key_dir: str, cache_dir: str | None) -> str:
     base = os.path.join(os.path.dirname(cache_dir or default_cache_dir()), "list")
     h = hashlib.sha256(os.path.realpath(key_dir).encode("utf-8", "surrogateescape")).hexdigest()[:40]
-    return os.path.join(base, h + ".msgpack")
+    # v2: the names of pi and oh-my-pi files by their agents' rules, and their dialect
+    return os.path.join(base, h + ".v2.msgpack")
 
 
 def load_disk_cache(file: str) -> dict[str, Summary]:

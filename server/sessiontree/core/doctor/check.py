@@ -24,6 +24,7 @@ from .. import paths
 from ..format.blobs import BLOB_REF_PREFIX, is_blob_hash
 from ..format.jsonl import parse_jsonl_lenient
 from ..format.migrations import CURRENT_SESSION_VERSION
+from ..format.title_slot import split_slot
 from ..sources.sniff import foreign_format_of, not_a_session_reason
 from ..store.blobs import MAX_BLOB_BYTES
 from .report import DoctorError, DoctorReport, Problem
@@ -145,6 +146,8 @@ def check_bytes(
         problems.append(Problem("torn-tail", "the last line is incomplete; the loader drops it"))
 
     values = parsed.values
+    if split_slot(data)[0] is not None:
+        values = values[1:]  # oh-my-pi's title slot: the header is the line after it
     header = values[0] if values else None
     if not isinstance(header, dict) or header.get("type") != "session":
         later = [i for i, v in enumerate(values) if isinstance(v, dict) and v.get("type") == "session"]

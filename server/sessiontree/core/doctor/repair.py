@@ -19,6 +19,7 @@ from ..errors import ReadOnlySessionError
 from ..format.backups import copy_path
 from ..format.jsonl import dumps_line, parse_jsonl_lenient
 from ..format.migrations import migrate_session_entries
+from ..format.title_slot import split_slot
 from ..sources.sniff import foreign_format_of
 from ..store import FileSessionStorage
 from .check import check_bytes, read_regular_file
@@ -69,9 +70,10 @@ def repaired_bytes(data: bytes, *, migrate: bool = False) -> tuple[bytes, list[s
     agent = foreign_format_of(data, values)
     if agent is not None:
         raise ReadOnlySessionError(None, agent)  # another agent's transcript: never rewritten
-    if not values or not isinstance(values[0], dict) or values[0].get("type") != "session":
+    first = 1 if split_slot(data)[0] is not None else 0  # after oh-my-pi's title slot
+    if len(values) <= first or not isinstance(values[first], dict) or values[first].get("type") != "session":
         raise DoctorError("<bytes>", "no session header at the start: not repairable without inventing data")
-    if not isinstance(values[0].get("id"), str):
+    if not isinstance(values[first].get("id"), str):
         raise DoctorError("<bytes>", "the session header has no id: not repairable without inventing data")
 
     new = data
@@ -117,7 +119,7 @@ def repaired_bytes(data: bytes, *, migrate: bool = False) -> tuple[bytes, list[s
             )
         new = cur
 
-    if migrate:
+    if migrate and not first:  # (a file with a title slot is oh-my-pi 18's: version 3)
         entries = [dict(v) if isinstance(v, dict) else v for v in parse_jsonl_lenient(new).values]
         before = entries[0].get("version", 1)
         migrated_from = migrate_session_entries(entries)

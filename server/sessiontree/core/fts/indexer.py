@@ -23,13 +23,13 @@ from ..format.jscompat import date_ms
 from ..view.display import home_dir
 from .schema import connect
 from .sources import (
-    HEAD_BYTES,
     NeedsWholeFile,
     ReadResult,
     SessionFile,
     enumerate_sessions,
     head_hash,
     read_entries,
+    read_head_line,
 )
 from .tags import file_tags, role_tag
 from .text import entry_calls, entry_role, entry_text
@@ -264,7 +264,7 @@ class Indexer:
     def _head(path: str) -> str:
         try:
             with open(path, "rb") as fh:
-                return head_hash(fh.readline(HEAD_BYTES))
+                return head_hash(read_head_line(fh)[1])
         except OSError:
             return ""
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..format.jsonl import is_session_header, loads_line, parse_jsonl_lenient
 from ..format.migrations import CURRENT_SESSION_VERSION, fill_missing_ids, migrate_session_entries
+from ..format.title_slot import fold_into_header, split_slot
 
 __all__ = [
     "READERS",
@@ -28,6 +29,7 @@ __all__ = [
     "foreign_roots",
     "head_hash",
     "read_entries",
+    "read_head_line",
 ]
 
 #: The header line hashed to tell a rewritten file from a grown one (at most this much of it).
@@ -74,6 +76,16 @@ def head_hash(data: bytes) -> str:
     """The hash of the first line (the header) of a file's first bytes."""
     nl = data.find(b"\n")
     return line_hash(data if nl < 0 else data[:nl])
+
+
+def read_head_line(f: Any) -> tuple[int, bytes]:
+    """``(offset, line)``: the header line of the open file ``f`` (read from its start) and
+    where it begins: after oh-my-pi's title slot when the file has one (the slot is
+    rewritten in place when the title changes, so it is no part of the head's identity)."""
+    first = f.readline(HEAD_BYTES)
+    if first.startswith(b"{") and split_slot(first)[0] is not None:
+        return len(first), f.readline(HEAD_BYTES)
+    return 0, first
 
 
 def _is_session_name(name: str) -> bool:
@@ -141,23 +153,28 @@ def read_pi(
     f = os.fdopen(fd, "rb")
     try:
         if offset == 0:
-            first = f.readline(HEAD_BYTES)
+            skip, first = read_head_line(f)
             hh = head_hash(first)
             try:
                 header = loads_line(first) if first.endswith(b"\n") else None
             except ValueError:
                 header = None
-            if whole or not isinstance(header, dict) or not is_session_header(header) or not _current(header):
+            if skip and isinstance(header, dict):
+                # the title oh-my-pi keeps in its slot, folded in as omp reads it
                 f.seek(0)
+                header = fold_into_header(header, split_slot(f.read(skip))[0])
+                f.seek(skip + len(first))
+            if whole or not isinstance(header, dict) or not is_session_header(header) or not _current(header):
+                f.seek(skip)
                 data = f.read()
-                if not isinstance(header, dict) or not is_session_header(header):
+                if not skip and (not isinstance(header, dict) or not is_session_header(header)):
                     # another agent's transcript among pi's sessions: its reader's entries
                     found = _foreign_agent(data)
                     if found is not None:
                         return _read_foreign(found, data, hh)
-                return _read_whole(data, hh)
+                return _read_whole(data, hh, skip)
             res = ReadResult(header, iter(()), head_hash=hh)
-            res.batches = _stream(f, len(first), res, strict_ids=True)
+            res.batches = _stream(f, skip + len(first), res, strict_ids=True)
             f = None  # type: ignore[assignment]  # the generator owns it now
             return res
         if expect_tail is not None:
@@ -226,7 +243,8 @@ def _stream(f: Any, start: int, res: ReadResult, strict_ids: bool) -> Iterator[l
             res.last_len = 0
 
 
-def _read_whole(data: bytes, hh: str) -> ReadResult | None:
+def _read_whole(data: bytes, hh: str, base: int = 0) -> ReadResult | None:
+    """The entries of the file's bytes ``data``, which start at offset ``base`` (after a title slot)."""
     end = data.rfind(b"\n") + 1
     body = data[:end]
     values = parse_jsonl_lenient(body).values
@@ -245,7 +263,7 @@ def _read_whole(data: bytes, hh: str) -> ReadResult | None:
     return ReadResult(
         header,
         iter([rest]),
-        end=end,
+        end=base + end,
         last_line_hash=line_hash(last),
         last_len=len(last) + 1 if end else 0,
         # migrated or without ids: the ids depend on the whole file

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..errors import BlobError, LockTimeoutError
 from ..format.jsonl import dumps_line, is_session_header, loads_line
+from ..format.title_slot import parse_slot_line
 from ..store.blobs import BlobStore
 from ..store.file import FileSessionStorage
 from ..store.postgres import (
@@ -254,6 +255,8 @@ class Syncer:
                 result.damaged += 1
                 continue
             if start == 0 and header is None and not lines:
+                if pos == len(raw) and parse_slot_line(raw.rstrip(b"\r\n")) is not None:
+                    continue  # oh-my-pi's title slot, local to the file: the header follows
                 if not is_session_header(value):
                     result.skipped = "not a session (no session header on the first line)"
                     return result

@@ -31,6 +31,7 @@ import orjson
 
 from ..format import jsonl
 from ..format.migrations import is_current_version
+from ..format.title_slot import split_slot
 from ..tuning import bound
 from .adapters import EntriesTreeSource
 from .page import Row, build_view, window_start
@@ -82,8 +83,9 @@ def preview(
     """
     size = storage.stat(path).size
     head = storage.read_range(path, 0, min(size, _HEADER_MAX))
-    nl = head.find(b"\n")
-    reason = _header_problem(head if nl < 0 else head[:nl])
+    start = split_slot(head)[1]  # the header follows oh-my-pi's title slot
+    nl = head.find(b"\n", start)
+    reason = _header_problem(head[start:] if nl < 0 else head[start:nl])
     if reason is not None:
         return Preview(reason=reason)
     body = nl + 1
