@@ -360,7 +360,9 @@ class ContextResult:
     injected_ttsr_rules: list[str] = _list("Names of the injected TTSR rules.")
     mode: str = _req("The agent mode.")
     mode_data: JSON = _opt("Data of the mode.")
-    service_tier: str | None = _opt("The service tier.")
+    service_tier: str | dict[str, str] | None = _opt(
+        "The service tier: a string (xcsh), or oh-my-pi's map of a tier per model family."
+    )
     active_context_name: str | None = _opt("Active context name.")
     active_context_tenant: str | None = _opt("Active context tenant.")
     selected_mcp_tool_names: list[str] | None = attrs.field(

@@ -59,12 +59,12 @@ def display_name(
 def display_name_of_manager(manager: Any) -> str:
     """`display_name` of an open session, from the inputs a listing uses (`SessionInfo`).
 
-    The title is the header's, else the short summary of the last compaction in file
+    The title is the session's name (`SessionManager.get_session_name`), else the short summary of the last compaction in file
     order; the first message is the text of the first user message in file order; so an
     open session has the name its listing row has.
     """
     header = manager.get_header() or {}
-    title = header.get("title")
+    title = manager.get_session_name()  # by the rule of the file's agent
     index = manager.index
     user, last = index.display_skeletons()
     if title is None:

@@ -438,7 +438,7 @@ class SessionManager(Moves, Entries):
             if last is None:
                 return SessionContext()
             target = last.id
-        return context_from_path(materialize_context_path(idx, target))
+        return context_from_path(materialize_context_path(idx, target), self.dialect)
 
     def materialize_context_path(self, leaf_id: str) -> builtins.list[dict[str, Any]]:
         """The path entries that matter for the context, root first (`context_walk`)."""

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..format.jscompat import date_ms, js_get, js_string
+from ..format.jscompat import UNDEFINED, date_ms, js_get, js_string
 
 __all__ = [
     "LAST_ENTRY",
@@ -60,7 +60,7 @@ class SessionContext:
     """
 
     messages: list[dict[str, Any]] = field(default_factory=list)
-    thinking_level: str = "off"
+    thinking_level: Any = "off"
     models: dict[str, str] = field(default_factory=dict)
     injected_ttsr_rules: list[str] = field(default_factory=list)
     mode: Any = "none"
@@ -70,9 +70,34 @@ class SessionContext:
     active_context_tenant: Any = None
     selected_mcp_tool_names: list[str] = field(default_factory=list)
     has_persisted_mcp_tool_selection: bool = False
+    #: The agent whose rules built it (`format.dialects.Dialect`): its result's shape.
+    dialect: str = "xcsh"
+    #: pi: ``{provider, modelId}`` of the selected model (None: none); ``models["default"]``
+    #: names it too.
+    model: dict[str, Any] | None = None
+    #: oh-my-pi: the thinking level the user configured (``"auto"`` in auto mode).
+    configured_thinking_level: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The reference's result object with its camelCase keys, in its key order."""
+        """The result object of the file's agent, with its camelCase keys, in its key order."""
+        if self.dialect == "pi":
+            out_pi: dict[str, Any] = {"messages": self.messages}
+            if self.thinking_level is not UNDEFINED:
+                out_pi["thinkingLevel"] = self.thinking_level
+            out_pi["model"] = self.model
+            return out_pi
+        if self.dialect == "omp":
+            out_omp: dict[str, Any] = {"messages": self.messages, "thinkingLevel": self.thinking_level}
+            if self.configured_thinking_level is not None:
+                out_omp["configuredThinkingLevel"] = self.configured_thinking_level
+            if self.service_tier is not None:
+                out_omp["serviceTier"] = self.service_tier
+            out_omp["models"] = self.models
+            out_omp["injectedTtsrRules"] = self.injected_ttsr_rules
+            out_omp["mode"] = self.mode
+            if self.mode_data is not None:
+                out_omp["modeData"] = self.mode_data
+            return out_omp
         out: dict[str, Any] = {"messages": self.messages, "thinkingLevel": self.thinking_level}
         if self.service_tier is not None:
             out["serviceTier"] = self.service_tier
@@ -184,8 +209,13 @@ def provider_payload(compaction: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
-    """The context of a root → leaf path: its state, then its messages (from the last compaction on)."""
+def context_from_path(path: Sequence[Mapping[str, Any]], dialect: str = "xcsh") -> SessionContext:
+    """The context of a root → leaf path: its state, then its messages (from the last
+    compaction on), by the rules of the file's agent (``dialect``: xcsh, pi or omp)."""
+    if dialect == "pi":
+        return _pi_context(path)
+    if dialect == "omp":
+        return _omp_context(path)
     ctx = SessionContext()
     # DIVERGENCE 5: an explicit default model on the path beats every assistant message.
     has_default_model_change = any(
@@ -299,3 +329,32 @@ def _index(entries: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]
             if isinstance(eid, str) and e.get("type") != "session":
                 by_id[eid] = e
     return by_id
+
+
+def _pi_context(path: Sequence[Mapping[str, Any]]) -> SessionContext:
+    from .context_pi import pi_context_from_path
+
+    messages, thinking, model = pi_context_from_path(path)
+    ctx = SessionContext(messages=messages, thinking_level=thinking, dialect="pi", model=model)
+    if model is not None and isinstance(model.get("provider"), str) and isinstance(model.get("modelId"), str):
+        ctx.models["default"] = f"{model['provider']}/{model['modelId']}"
+    return ctx
+
+
+def _omp_context(path: Sequence[Mapping[str, Any]]) -> SessionContext:
+    from .context_omp import omp_context_from_path
+
+    omp = omp_context_from_path(path)
+    return SessionContext(
+        messages=omp.messages,
+        thinking_level=omp.thinking_level,
+        models=omp.models,
+        injected_ttsr_rules=omp.injected_ttsr_rules,
+        mode=omp.mode,
+        mode_data=None if omp.mode_data is UNDEFINED else omp.mode_data,
+        service_tier=omp.service_tier,
+        dialect="omp",
+        configured_thinking_level=None
+        if omp.configured_thinking_level is UNDEFINED
+        else omp.configured_thinking_level,
+    )

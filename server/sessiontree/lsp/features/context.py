@@ -41,7 +41,7 @@ async def context(ls: SessionTreeServer, p: t.ContextParams) -> t.ContextResult:
             ctx = manager.build_session_context(None)
         else:
             mapping.require_entry(manager, p.leaf_id)
-            ctx = context_from_path(manager.materialize_context_path(p.leaf_id))
+            ctx = context_from_path(manager.materialize_context_path(p.leaf_id), manager.dialect)
         messages = list(ctx.messages)
         total = len(messages)
         start = p.offset if p.offset >= 0 else max(0, total + p.offset)
