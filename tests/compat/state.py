@@ -11,7 +11,10 @@ through the core API the daemon uses (`SessionManager.open(path, read_only=True)
 
     header         the session header as held after the open
     entries        every entry in file order
-    tree           [{"id", "children": [...]}], roots and children in tree order
+    tree           the tree flat, depth-first in tree order (roots, then each node's children
+                   in order): [{"id", "depth"}], a root at depth 0. Flat, not nested
+                   [{"id", "children"}]: a long session nests a thousand levels and more, past
+                   what Python's JSON parsers read (both harnesses answer it so)
     leafId         the leaf after the open (or after moving it to the leaf asked for)
     labels         {target id: label} for every entry that has one
     name           the session's name by the reader's own rule (None when it has none)
@@ -224,8 +227,15 @@ def _context_state(ctx: Any) -> dict[str, Any]:
     }
 
 
-def _tree(nodes: list[Any]) -> list[dict[str, Any]]:
-    return [{"id": node.entry.get("id"), "children": _tree(node.children)} for node in nodes]
+def _tree(roots: list[Any]) -> list[dict[str, Any]]:
+    """The tree flat, depth-first: [{"id", "depth"}] (see the module's docstring)."""
+    out: list[dict[str, Any]] = []
+    stack = [(node, 0) for node in reversed(roots)]
+    while stack:
+        node, depth = stack.pop()
+        out.append({"id": node.entry.get("id"), "depth": depth})
+        stack.extend((child, depth + 1) for child in reversed(node.children))
+    return out
 
 
 def our_state(

@@ -14,7 +14,7 @@
 //     (resetLeaf() for null) when leafId is given. Answers the NORMALIZED STATE:
 //       header   getHeader()
 //       entries  getEntries() (file order)
-//       tree     getTree() as [{id, children:[...]}] (roots and children in getTree() order)
+//       tree     getTree() flat: [{id, depth}] depth-first in getTree() order (roots depth 0)
 //       leafId   getLeafId() (null when none)
 //       labels   {targetId: label} for every entry whose getLabel(id) is set
 //       name     getSessionName() (null when none)
@@ -72,8 +72,18 @@ function fingerprint(path) {
 	return `${bytes.length}:${createHash("sha256").update(bytes).digest("hex")}`;
 }
 
-function treeOf(nodes) {
-	return nodes.map((node) => ({ id: node.entry.id, children: treeOf(node.children) }));
+// The tree flat, depth-first in getTree() order: [{id, depth}] (a root has depth 0, a node's
+// children follow it with depth + 1). Nested JSON as deep as a long session cannot be read
+// back by Python's JSON parsers (they stop at about 1,000 levels).
+function treeOf(roots) {
+	const out = [];
+	const stack = roots.map((node) => [node, 0]).reverse();
+	while (stack.length > 0) {
+		const [node, depth] = stack.pop();
+		out.push({ id: node.entry.id, depth });
+		for (let i = node.children.length - 1; i >= 0; i--) stack.push([node.children[i], depth + 1]);
+	}
+	return out;
 }
 
 function contextState(sm) {
