@@ -119,6 +119,16 @@ class IdSource:
         """A new session id (a snowflake)."""
         return self.snowflake()
 
+    def uuid7(self) -> str:
+        """A UUID version 7 (RFC 9562: 48 bits of Unix milliseconds, then random bits), the
+        session id pi and oh-my-pi give a new session."""
+        ms = self.clock.now_ms() & 0xFFFF_FFFF_FFFF
+        rand_a = self.rng.getrandbits(12)
+        rand_b = self.rng.getrandbits(62)
+        value = (ms << 80) | (0x7 << 76) | (rand_a << 64) | (0b10 << 62) | rand_b
+        h = f"{value:032x}"
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
 
 def session_file_name(iso_ts: str, session_id: str) -> str:
     """``<iso with ':' and '.' replaced by '-'>_<id>.jsonl``."""

@@ -80,7 +80,7 @@ def get_recent_sessions(
             if not values or not is_session_header(values[0]):
                 continue
             header = fold_into_header(dict(values[0]), slot)
-            evidence = Evidence(slot is not None)
+            evidence = Evidence(slot is not None, header)
             for v in values[1:]:
                 if isinstance(v, dict):
                     evidence.see(v)

@@ -102,7 +102,7 @@ def summarize_fd(
     if not isinstance(header, dict) or header.get("type") != "session" or not header.get("id"):
         return None
     header = fold_into_header(dict(header), slot)
-    evidence = Evidence(slot is not None)
+    evidence = Evidence(slot is not None, header)
     count = 0
     first: str | None = None
     texts: list[str] | None = [] if with_text else None

@@ -24,15 +24,18 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
+    "EVIDENCE_TYPES",
     "OMP_ONLY_TYPES",
     "PI_ONLY_TYPES",
     "Dialect",
     "Evidence",
     "home_dialect",
+    "id_dialect",
     "session_info_name",
 ]
 
@@ -61,6 +64,10 @@ OMP_XCSH_TYPES = frozenset(
     }
 )
 
+#: Entry types whose fields tell a file's dialect (`Evidence.see`); a reader that holds only
+#: entry types reads these few whole.
+EVIDENCE_TYPES = frozenset({"model_change", "session_info", "compaction", "branch_summary"})
+
 #: The agent directory names under the home directory, by dialect.
 _HOME_DIRS = {".pi": Dialect.PI, ".omp": Dialect.OMP, ".xcsh": Dialect.XCSH}
 
@@ -76,20 +83,54 @@ def session_info_name(entry: Mapping[str, Any]) -> str | None:
     return js_trim(name) or None
 
 
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
+_SNOWFLAKE = re.compile(r"[0-9a-f]{16}\Z")
+
+
+def id_dialect(session_id: Any) -> Dialect | None:
+    """What a header's session id hints at: pi names sessions by a UUID (oh-my-pi 18 too, but
+    its files have a title slot), xcsh by a 16-hex-digit snowflake; None otherwise."""
+    if not isinstance(session_id, str):
+        return None
+    if _UUID.match(session_id):
+        return Dialect.PI
+    if _SNOWFLAKE.match(session_id):
+        return Dialect.XCSH
+    return None
+
+
 class Evidence:
     """What a reader saw of a file that tells its dialect, fed entry by entry (or type by
     type, for a reader that holds only the types), and what it knows of pi's name."""
 
-    __slots__ = ("_info_seen", "has_slot", "info_name", "model_change_model", "model_change_pi", "types")
+    __slots__ = (
+        "_info_seen",
+        "has_slot",
+        "header_hint",
+        "info_name",
+        "model_change_model",
+        "model_change_pi",
+        "pi_fields",
+        "types",
+    )
 
-    def __init__(self, has_slot: bool = False) -> None:
+    def __init__(self, has_slot: bool = False, header: Mapping[str, Any] | None = None) -> None:
         self.has_slot = has_slot
         self.types: set[str] = set()
         self.model_change_pi = False
         self.model_change_model = False
+        #: pi-only words inside entries: a ``system`` message, a compaction's
+        #: ``systemMessage``, ``fromHook`` on a compaction or branch summary.
+        self.pi_fields = False
+        #: What the header's session id hints at (`id_dialect`): weaker than the entries.
+        self.header_hint = id_dialect(header.get("id")) if header is not None else None
         #: The latest ``session_info`` name in file order (pi's session name).
         self.info_name: str | None = None
         self._info_seen = False
+
+    def see_header(self, header: Mapping[str, Any]) -> None:
+        """The session header (its id's shape is a hint)."""
+        self.header_hint = id_dialect(header.get("id"))
 
     def see_types(self, types: Iterable[Any]) -> None:
         """Entry types seen, without their entries (model changes are then `see`n apart)."""
@@ -101,11 +142,17 @@ class Evidence:
         if not isinstance(t, str):
             return
         self.types.add(t)
-        if t == "model_change":
+        if t == "message":
+            message = entry.get("message")
+            if isinstance(message, Mapping) and message.get("role") == "system":
+                self.pi_fields = True
+        elif t == "model_change":
             self.see_model_change(entry)
         elif t == "session_info":
             self._info_seen = True
             self.info_name = session_info_name(entry)
+        elif t in ("compaction", "branch_summary") and ("fromHook" in entry or "systemMessage" in entry):
+            self.pi_fields = True
 
     def see_model_change(self, entry: Mapping[str, Any]) -> None:
         """A ``model_change`` entry: pi's ``{provider, modelId}`` or ``{model, role?}``."""
@@ -123,21 +170,24 @@ class Evidence:
         """The dialect the file's content shows, or None when nothing in it is one agent's."""
         if self.has_slot or self.types & OMP_ONLY_TYPES:
             return Dialect.OMP
-        if self.types & PI_ONLY_TYPES or self.model_change_pi:
+        if self.types & PI_ONLY_TYPES or self.model_change_pi or self.pi_fields:
             return Dialect.PI
         if self.types & OMP_XCSH_TYPES or self.model_change_model:
             return Dialect.XCSH
         return None
 
     def dialect(self, home: Dialect | None = None) -> Dialect:
-        """The file's dialect: what its content shows; else the agent dir's (``home``); else
-        xcsh. A file of the omp/xcsh family in oh-my-pi's agent dir is oh-my-pi's."""
+        """The file's dialect: what its entries show; else the agent dir's (``home``); else
+        what its session id hints at; else xcsh. A file of the omp/xcsh family in
+        oh-my-pi's agent dir is oh-my-pi's."""
         found = self.detected()
         if found is Dialect.XCSH and home is Dialect.OMP:
             return Dialect.OMP
         if found is not None:
             return found
-        return home if home is not None else Dialect.XCSH
+        if home is not None:
+            return home
+        return self.header_hint if self.header_hint is not None else Dialect.XCSH
 
 
 def home_dialect(path: str | None, agent_dir: str | None = None) -> Dialect | None:

@@ -15,6 +15,7 @@ nothing of the manager.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -420,6 +421,20 @@ class Follower:
             fs.end = st.st_size
             fs.mtime_ns = st.st_mtime_ns
             self.mark = None
+
+    def after_retitle(self, slot: bytes) -> None:
+        """After our own rewrite of the file's title slot in place: the file is as known,
+        with this slot and a new mtime (no other writer's change is taken for ours)."""
+        fs = self.state
+        path = self._path()
+        if fs is None or path is None:
+            return
+        st = stat_regular(path)
+        if st is None or (st.st_ino, st.st_dev) != (fs.inode, fs.device) or st.st_size != fs.size:
+            return
+        fs.mtime_ns = st.st_mtime_ns
+        if self.mark is not None and self.mark.slot and len(self.mark.slot) == len(slot):
+            self.mark = dataclasses.replace(self.mark, slot=slot, mtime_ns=st.st_mtime_ns)
 
     def guard_rewrite(self) -> None:
         """Before a full rewrite: the file must hold nothing the session has not read.

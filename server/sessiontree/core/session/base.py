@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import paths
 from ..errors import PersistError
+from ..format.dialects import EVIDENCE_TYPES, Dialect, Evidence, home_dialect
 from ..format.title_slot import TitleSlot
 from ..ids import Clock, IdSource
 from ..index import EntryIndex
@@ -58,6 +59,11 @@ class SessionBase:
     _header: dict[str, Any]
     #: oh-my-pi's title slot, the line before the header (None: the file has none).
     _title_slot: TitleSlot | None
+    #: What tells the file's dialect (`dialect`), counted lazily, entry by entry, for the
+    #: index `_evidence_of` up to its `_evidence_seen` first entries.
+    _evidence: Evidence | None
+    _evidence_of: EntryIndex | None
+    _evidence_seen: int
     _index: EntryIndex
     _leaf_id: str | None
     load_report: LoadReport
@@ -75,8 +81,49 @@ class SessionBase:
 
     def _blob_store(self) -> BlobStore:
         if self._blobs is None:
-            self._blobs = BlobStore(str(paths.blobs_dir(self._agent_dir, self._penv)))
+            self._blobs = BlobStore(self._blobs_dir())
         return self._blobs
+
+    def _blobs_dir(self) -> str:
+        """Where the file's agent keeps blobs: an oh-my-pi file's are in the data dir its
+        ``sessions/`` lives in (``~/.omp/agent/blobs``), where omp looks for them; any other
+        file's are in the configured agent dir's (sessiontree's and xcsh's)."""
+        f = self._session_file
+        if f is not None and home_dialect(f) is Dialect.OMP:
+            d = os.path.dirname(os.path.abspath(f))
+            while True:
+                parent = os.path.dirname(d)
+                if os.path.basename(d) == "sessions":
+                    return os.path.join(parent, "blobs")
+                if parent == d:
+                    break
+                d = parent
+        return str(paths.blobs_dir(self._agent_dir, self._penv))
+
+    @property
+    def dialect(self) -> Dialect:
+        """The agent whose words the file uses (`format.dialects`): detected from what the
+        file holds, else the dialect of the agent directory it lives in."""
+        evidence = self._dialect_evidence()
+        return evidence.dialect(home_dialect(self._session_file or self._session_dir, self._agent_dir))
+
+    def _dialect_evidence(self) -> Evidence:
+        idx = self._index
+        ev = self._evidence
+        if ev is None or self._evidence_of is not idx or ev.has_slot != (self._title_slot is not None):
+            ev = self._evidence = Evidence(self._title_slot is not None, self._header)
+            self._evidence_of = idx
+            self._evidence_seen = 0
+        if self._evidence_seen < len(idx):
+            new = idx.skeletons_since(self._evidence_seen)
+            ev.see_types(sk.type for sk in new)
+            for sk in new:
+                if sk.type in EVIDENCE_TYPES:
+                    ev.see(idx.entry_of(sk))  # (few: their fields tell the dialect)
+                elif sk.type == "message" and sk.role == "system":
+                    ev.pi_fields = True
+            self._evidence_seen = len(idx)
+        return ev
 
     def _make_index(self) -> EntryIndex:
         reader = self._reader

@@ -11,6 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import EntryNotFoundError
+from ..format.dialects import Dialect
+from ..format.jscompat import date_ms
+from ..tree.context import context_from_path
+from ..tree.context_pi import current_system_message
+from .context_walk import materialize_context_path
 from .writing import Writing
 
 __all__ = ["Entries"]
@@ -44,15 +49,35 @@ class Entries(Writing):
         return self._append(e)
 
     def append_thinking_level_change(self, level: str | None = None) -> str:
+        """Append a thinking level change. No level is ``"off"`` to every agent: pi, which
+        keeps a written null as null, gets ``"off"``; oh-my-pi writes its ``configured``
+        level beside it, as omp does."""
+        dialect = self.dialect
         e = self._base("thinking_level_change")
-        e["thinkingLevel"] = level
+        if dialect is Dialect.PI:
+            e["thinkingLevel"] = level if level is not None else "off"
+        else:
+            e["thinkingLevel"] = level
+            if dialect is Dialect.OMP:
+                e["configured"] = level
         return self._append(e)
 
     def append_model_change(self, model: str, role: str | None = None) -> str:
+        """Append a model change, ``model`` being ``"provider/modelId"``, in the words of the
+        file's agent: pi's ``{provider, modelId}`` (pi has no roles), else ``{model, role?}``
+        (oh-my-pi adds ``resolvedModelIsFallback``)."""
+        dialect = self.dialect
         e = self._base("model_change")
+        if dialect is Dialect.PI:
+            provider, sep, model_id = model.partition("/")
+            e["provider"] = provider if sep else ""
+            e["modelId"] = model_id if sep else model
+            return self._append(e)
         e["model"] = model
         if role is not None:
             e["role"] = role
+        if dialect is Dialect.OMP:
+            e["resolvedModelIsFallback"] = False
         return self._append(e)
 
     def append_mode_change(self, mode: str, data: dict[str, Any] | None = None) -> str:
@@ -72,6 +97,10 @@ class Entries(Writing):
         from_extension: bool | None = None,
         preserve_data: Any = None,
     ) -> str:
+        if self.dialect is Dialect.PI:
+            return self._append_pi_compaction(
+                summary, first_kept_entry_id, tokens_before, details, from_extension
+            )
         e = self._base("compaction")
         e["summary"] = summary
         if short_summary is not None:
@@ -85,6 +114,38 @@ class Entries(Writing):
             e["fromExtension"] = from_extension
         if preserve_data is not None:
             e["preserveData"] = preserve_data
+        return self._append(e)
+
+    def _append_pi_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str | None,
+        tokens_before: int,
+        details: Any,
+        from_hook: bool | None,
+    ) -> str:
+        """pi 1.6's compaction: ``firstKeptEntryId`` always (its own id keeps nothing),
+        ``fromHook``, and the system checkpoint (``systemMessage``: every system message of
+        the context so far replayed into one) that its context puts back before the summary.
+        pi has no short summary and no provider payload."""
+        leaf = self._leaf_id
+        before = (
+            context_from_path(materialize_context_path(self._index, leaf), "pi").messages
+            if leaf is not None
+            else []
+        )
+        system = current_system_message(before)
+        e = self._base("compaction")
+        e["summary"] = summary
+        e["firstKeptEntryId"] = first_kept_entry_id if first_kept_entry_id is not None else e["id"]
+        e["tokensBefore"] = tokens_before
+        if details is not None:
+            e["details"] = details
+        if from_hook is not None:
+            e["fromHook"] = from_hook
+        if system is not None:
+            ms = date_ms(e["timestamp"])
+            e["systemMessage"] = {**system, "timestamp": ms if ms is not None else 0}
         return self._append(e)
 
     def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
@@ -114,7 +175,8 @@ class Entries(Writing):
         }
         if details is not None:
             e["details"] = details
-        e["attribution"] = attribution if attribution is not None else "agent"
+        if self.dialect is not Dialect.PI:  # (pi's custom messages have no attribution)
+            e["attribution"] = attribution if attribution is not None else "agent"
         e["id"] = self._new_id()
         e["parentId"] = self._leaf_id
         e["timestamp"] = self._clock.now_iso()
@@ -167,16 +229,23 @@ class Entries(Writing):
         details: Any = None,
         from_extension: bool | None = None,
     ) -> str:
-        """Move the leaf to `branch_from_id` and append a `branch_summary` there."""
+        """Move the leaf to `branch_from_id` and append a `branch_summary` there.
+
+        ``fromId`` is what the file's agent writes: pi's is the leaf left behind (the tip of
+        the summarized path), xcsh's and oh-my-pi's the entry branched from (``"root"`` for
+        none); pi calls ``from_extension`` ``fromHook``."""
         self._live_before_write()  # external appends first, so they cannot move the leaf below
         if branch_from_id is not None and branch_from_id not in self._index:
             raise EntryNotFoundError(branch_from_id)
+        pi = self.dialect is Dialect.PI
+        old_leaf = self._leaf_id
         self._leaf_id = branch_from_id
         e = self._base("branch_summary")
-        e["fromId"] = branch_from_id if branch_from_id is not None else "root"
+        origin = old_leaf if pi else branch_from_id
+        e["fromId"] = origin if origin is not None else "root"
         e["summary"] = summary
         if details is not None:
             e["details"] = details
         if from_extension is not None:
-            e["fromExtension"] = from_extension
+            e["fromHook" if pi else "fromExtension"] = from_extension
         return self._append(e)

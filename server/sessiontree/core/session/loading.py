@@ -20,6 +20,7 @@ from typing import Any
 from .. import paths
 from ..errors import InvalidSessionFileError
 from ..format import jsonl
+from ..format.dialects import Dialect, home_dialect
 from ..format.migrations import (
     CURRENT_SESSION_VERSION,
     fill_missing_ids,
@@ -27,7 +28,7 @@ from ..format.migrations import (
     migrate_session_entries,
 )
 from ..format.persistence import clean_openai_replay, has_blob_ref, resolve_blob_refs
-from ..format.title_slot import split_slot
+from ..format.title_slot import TitleSlot, split_slot
 from ..ids import session_file_name
 from ..index import Skeleton, UsageTotals, scan_clean
 from ..index.scan import CleanScan
@@ -54,7 +55,10 @@ class Loading(Writing):
 
     def _new_session_state(self, parent_session: str | None) -> None:
         self._close_writer()
-        sid = self._ids.new_session_id()
+        # A new session speaks the dialect of the agent dir it is made in: pi and oh-my-pi
+        # name sessions by a UUID v7, and oh-my-pi starts the file with its title slot.
+        home = home_dialect(self._session_dir or self._session_file or None)
+        sid = self._ids.uuid7() if home in (Dialect.PI, Dialect.OMP) else self._ids.new_session_id()
         header: dict[str, Any] = {
             "type": "session",
             "version": CURRENT_SESSION_VERSION,
@@ -65,7 +69,7 @@ class Loading(Writing):
         if parent_session is not None:
             header["parentSession"] = parent_session
         self._header = header
-        self._title_slot = None
+        self._title_slot = TitleSlot("", None, header["timestamp"]) if home is Dialect.OMP else None
         self._index = self._make_index()
         self._leaf_id = None
         self._flushed = False

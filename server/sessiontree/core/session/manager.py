@@ -27,10 +27,10 @@ from ..discovery import (
     list_sessions_of_dirs,
 )
 from ..errors import EntryNotFoundError, PersistError
-from ..format.dialects import Dialect, Evidence, home_dialect
+from ..format.dialects import Dialect
 from ..format.jscompat import js_trim
 from ..format.persistence import clean_openai_replay, has_blob_ref, resolve_blob_refs
-from ..format.title_slot import TitleSlot, fold_into_header, split_slot
+from ..format.title_slot import SLOT_BYTES, TitleSlot, fold_into_header, serialize_slot, split_slot
 from ..ids import Clock, IdSource
 from ..index import EntryIndex, gc_paused
 from ..live import Follower, SyncResult
@@ -59,6 +59,7 @@ FOREIGN_OPENERS: builtins.list[Callable[[str, Any, dict[str, Any]], Any]] = []
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _SPACES = re.compile(" +")
+_LINE_BREAKS = re.compile("[\r\n]+")
 
 
 def sanitize_session_name(name: str) -> str:
@@ -128,9 +129,8 @@ class SessionManager(Moves, Entries):
         self._reader = FileEntries(storage, lambda: self._session_file, self._blob_store)
         self._header: dict[str, Any] = {}
         self._title_slot: TitleSlot | None = None
-        # The file's dialect, from what it holds (`dialect`); counted lazily, entry by entry.
-        self._evidence: Evidence | None = None
-        self._evidence_of: EntryIndex | None = None
+        self._evidence = None
+        self._evidence_of = None
         self._evidence_seen = 0
         self._index = EntryIndex()
         self._leaf_id: str | None = None
@@ -468,29 +468,6 @@ class SessionManager(Moves, Entries):
     def get_cwd(self) -> str:
         return self._cwd
 
-    @property
-    def dialect(self) -> Dialect:
-        """The agent whose words the file uses (`format.dialects`): detected from what the
-        file holds, else the dialect of the agent directory it lives in."""
-        evidence = self._dialect_evidence()
-        return evidence.dialect(home_dialect(self._session_file or self._session_dir, self._agent_dir))
-
-    def _dialect_evidence(self) -> Evidence:
-        idx = self._index
-        ev = self._evidence
-        if ev is None or self._evidence_of is not idx or ev.has_slot != (self._title_slot is not None):
-            ev = self._evidence = Evidence(self._title_slot is not None)
-            self._evidence_of = idx
-            self._evidence_seen = 0
-        if self._evidence_seen < len(idx):
-            new = idx.skeletons_since(self._evidence_seen)
-            ev.see_types(sk.type for sk in new)
-            for sk in new:
-                if sk.type == "model_change" or sk.type == "session_info":
-                    ev.see(idx.entry_of(sk))
-            self._evidence_seen = len(idx)
-        return ev
-
     def get_session_name(self) -> str | None:
         """The session's name by the rule of the file's agent: pi's latest ``session_info``
         name; oh-my-pi's title (its title slot); xcsh's header title."""
@@ -516,16 +493,76 @@ class SessionManager(Moves, Entries):
 
     # ------------------------------------------------------------------ the title
     def set_session_name(self, name: str, source: str = "auto") -> bool:
-        """Set the title (sanitized); an automatic name never replaces a user's."""
+        """Set the session's name (sanitized) in the words of the file's agent; an automatic
+        name never replaces a user's. False when nothing changed.
+
+        pi: a ``session_info {name}`` entry is appended (pi has no sources: an automatic
+        name does not replace any name). oh-my-pi: a ``title_change`` entry is appended and
+        the title slot rewritten in place, 256 bytes at the start of the file, as omp does;
+        a file without a slot (or with a slot of another width) is rewritten whole with one.
+        xcsh: the header's title, the file rewritten."""
+        dialect = self.dialect
+        if dialect is Dialect.PI:
+            if source == "auto" and self.get_session_name() is not None:
+                return False
+            clean = js_trim(_LINE_BREAKS.sub(" ", name))
+            if not clean:
+                return False
+            e = self._base("session_info")
+            e["name"] = clean
+            self._append(e)
+            return True
         if self.get_title_source() == "user" and source == "auto":
             return False
         clean = sanitize_session_name(name)
         if not clean:
             return False
+        if dialect is Dialect.OMP:
+            self._retitle_omp(clean, source)
+            return True
         self._header = _header_with_title(self._header, clean, source)
         if self._persist and self._session_file and self._storage.exists(self._session_file):
             self._rewrite_file_guarded()
         return True
+
+    def _retitle_omp(self, title: str, source: str) -> None:
+        previous = self.get_session_name()
+        e = self._base("title_change")
+        e["title"] = title
+        e["source"] = source
+        if previous:
+            e["previousTitle"] = previous
+        old = self._title_slot
+        self._header = _header_with_title(self._header, title, source)
+        self._title_slot = TitleSlot(title, source, e["timestamp"])
+        path = self._session_file
+        in_place = (
+            self._persist
+            and path is not None
+            and old is not None
+            and old.width == SLOT_BYTES
+            and self._flushed
+            and not self._needs_full_rewrite
+            and hasattr(self._storage, "overwrite_head")
+            and self._storage.exists(path)
+        )
+        if not in_place:
+            # omp rewrites a file without a slot whole, with one (and the title in its header)
+            self._index.add_held(e)
+            self._leaf_id = e["id"]
+            if self._persist and path is not None and self._storage.exists(path):
+                self._rewrite_file_guarded()
+            else:
+                self._flushed = False
+            return
+        assert path is not None and old is not None
+        self._append(e)
+        before = bytes(self._storage.read_range(path, 0, SLOT_BYTES))
+        if split_slot(before)[0] is None or len(before) != SLOT_BYTES or before[-1:] != b"\n":
+            return  # no slot of omp's width there now: the appended entry still says it
+        new = serialize_slot(title, source, e["timestamp"])
+        if self._storage.overwrite_head(path, before, new):
+            self._follower.after_retitle(new)
 
 
 def _header_with_title(header: dict[str, Any], title: Any, source: Any) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import AccessDeniedError, ConflictError, InvalidSessionFileError, PersistError, SessionTreeError
 from ..format.backups import copy_path
+from ..format.dialects import Dialect
 from ..format.jsonl import dumps_line
 from ..format.persistence import prepare_entry_for_persistence
 from ..format.title_slot import serialize_slot
@@ -59,6 +60,9 @@ class Writing(SessionBase):
             self._append_line(entry)
 
     def _prepare(self, entry: dict[str, Any]) -> dict[str, Any]:
+        if self.dialect is Dialect.PI:
+            # pi writes what it holds: images inline (it has no blob store), no truncation.
+            return entry
         return prepare_entry_for_persistence(entry, self._blob_store())  # type: ignore[no-any-return]
 
     def _append_line(self, entry: dict[str, Any]) -> None:

@@ -262,6 +262,29 @@ class FileSessionStorage:
         finally:
             os.close(dfd)
 
+    def overwrite_head(self, path: str, old: bytes, new: bytes) -> bool:
+        """Write ``new`` over the file's first bytes, in place, when they are ``old`` (of the
+        same length); False, writing nothing, when they are not. oh-my-pi's title slot is
+        rewritten so, as omp does: the rest of the file does not move, so an agent appending
+        to it meanwhile loses nothing."""
+        if len(old) != len(new):
+            raise ValueError("overwrite_head: the new bytes must be as long as the old")
+        flags = os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW
+        fd = self.guard.open(path, flags) if self.guard is not None else os.open(path, flags)
+        try:
+            if not stat_module.S_ISREG(os.fstat(fd).st_mode):
+                return False
+            if os.pread(fd, len(old), 0) != old:
+                return False
+            view = memoryview(new)
+            done = 0
+            while done < len(view):
+                done += os.pwrite(fd, view[done:], done)
+            os.fsync(fd)
+            return True
+        finally:
+            os.close(fd)
+
     def append(self, path: str, data: bytes) -> None:
         payload = whole_lines(data)
         if not payload:

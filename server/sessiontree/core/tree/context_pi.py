@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..format.jscompat import UNDEFINED, date_ms, js_get
+from ..format.jscompat import UNDEFINED, date_ms, js_get, js_string
 
-__all__ = ["pi_context_from_path"]
+__all__ = ["current_system_message", "pi_context_from_path"]
 
 
 def _defined(obj: dict[str, Any]) -> dict[str, Any]:
@@ -174,3 +174,55 @@ def pi_context_from_path(
             got = _edited(got, edit)
         messages.extend(got)
     return messages, thinking, model
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            js_string(js_get(b, "text"))
+            for b in content
+            if isinstance(b, Mapping) and b.get("type") == "text"
+        )
+    return ""
+
+
+def current_system_message(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """pi-ai's ``getCurrentSystemMessage``: every system message replayed into one (their
+    contents joined, ``sections`` patched by name with null removing one, the tools added
+    and removed in order); None when there is no system message and no tool."""
+    content: list[str] = []
+    sections: dict[str, Any] = {}
+    tools: dict[Any, Any] = {}
+    timestamp: Any = UNDEFINED
+    for message in messages:
+        if not isinstance(message, Mapping) or message.get("role") != "system":
+            continue
+        if timestamp is UNDEFINED or timestamp is None:
+            timestamp = js_get(message, "timestamp")
+        text = _content_text(message.get("content"))
+        if text:
+            content.append(text)
+        patch = message.get("sections")
+        if isinstance(patch, Mapping):
+            for name, value in patch.items():
+                if value is None:
+                    sections.pop(name, None)
+                else:
+                    sections[name] = value
+        for tool in message.get("toolsRemoved") or []:
+            if isinstance(tool, Mapping):
+                tools.pop(tool.get("name"), None)
+        for tool in message.get("toolsAdded") or []:
+            if isinstance(tool, Mapping):
+                tools[tool.get("name")] = tool
+    if (timestamp is UNDEFINED or timestamp is None) and not tools:
+        return None
+    out: dict[str, Any] = {"role": "system", "content": "\n\n".join(content)}
+    if sections:
+        out["sections"] = sections
+    if tools:
+        out["toolsAdded"] = list(tools.values())
+    out["timestamp"] = 0 if timestamp is UNDEFINED or timestamp is None else timestamp
+    return out
