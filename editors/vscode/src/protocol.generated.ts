@@ -145,8 +145,8 @@ export interface ContextResult {
   mode: string;
   /** Data of the mode. */
   modeData?: unknown;
-  /** The service tier. */
-  serviceTier?: string;
+  /** The service tier: a string (xcsh), or oh-my-pi's map of a tier per model family. */
+  serviceTier?: string | Record<string, unknown>;
   /** Active context name. */
   activeContextName?: string;
   /** Active context tenant. */

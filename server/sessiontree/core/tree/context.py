@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..format.jscompat import UNDEFINED, date_ms, js_get, js_string
+from .payload import provider_payload
 
 __all__ = [
     "LAST_ENTRY",
@@ -191,22 +192,6 @@ def _append_message(entry: Mapping[str, Any], out: list[dict[str, Any]]) -> None
                     "timestamp": date_ms(entry.get("timestamp")),
                 }
             )
-
-
-def provider_payload(compaction: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The provider's replacement history a compaction carries (which then stands for the
-    kept messages), as the ``providerPayload`` of its summary message; None when it has none."""
-    preserve = compaction.get("preserveData")
-    if not isinstance(preserve, dict):
-        return None
-    remote = preserve.get("openaiRemoteCompaction")
-    if not isinstance(remote, dict):
-        return None
-    provider = remote.get("provider")
-    history = remote.get("replacementHistory")
-    if isinstance(provider, str) and provider and isinstance(history, list):
-        return {"type": "openaiResponsesHistory", "provider": provider, "items": history}
-    return None
 
 
 def context_from_path(path: Sequence[Mapping[str, Any]], dialect: str = "xcsh") -> SessionContext:

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..format.jscompat import UNDEFINED, date_ms, js_get, js_string
-from .context import provider_payload
+from .payload import provider_payload
 
 __all__ = ["OmpContext", "coerce_service_tier", "omp_context_from_path"]
 
