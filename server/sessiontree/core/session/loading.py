@@ -141,6 +141,8 @@ class Loading(Writing):
             self._needs_full_rewrite = True
             if not self._viewing:
                 self._rewrite_file_guarded()  # DIVERGENCE 4: written when it runs
+        elif self.load_report.ids_derived:
+            self._needs_full_rewrite = True  # the derived ids go in with the first write
         # A load that dropped lines does not make the next write a rewrite: a rename would
         # pull the file from under an agent that keeps it open, and its next line would be
         # lost. Appends go after the damage instead (the dropped lines stay dropped; a torn
@@ -212,10 +214,11 @@ class Loading(Writing):
         # No id source: ids of a v1 file are derived from the file (DIVERGENCES 10), so
         # every read, in every process, gives the ids the migration writes.
         migrated = migrate_session_entries(entries)
-        if migrated is None:
-            # A current-version file whose entries have no ids (written by hand or by a
-            # third-party tool): ids derived like a v1 file's, in memory only.
-            fill_missing_ids(entries)
+        # A current-version file whose entries have no ids (written by hand or by a
+        # third-party tool): ids derived like a v1 file's; the first write puts them in the
+        # file (neither agent can link entries without ids: pi and omp would see our
+        # appends as orphan roots).
+        derived = fill_missing_ids(entries) if migrated is None else 0
         header = entries[0]
         self._header = header
         resolve = resolve_blob_refs
@@ -232,6 +235,7 @@ class Loading(Writing):
             torn_tail=report.torn_tail,
             dropped=dropped,
             migrated_from=migrated,
+            ids_derived=derived,
         )
         # A torn last line is not in the index: the file state ends before it, so that it
         # is read (`Follower.sync`) once another writer completes it.

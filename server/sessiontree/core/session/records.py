@@ -29,6 +29,10 @@ class LoadReport:
     from_cache: bool = False
     #: the file was scanned in two halves on two cores (`split_scan`)
     split_scan: bool = False
+    #: entries of a current-version file that had no id and got one derived from the file
+    #: (`migrations.fill_missing_ids`): the first write puts them in the file, like a
+    #: migration, so that the agents see the tree sessiontree shows
+    ids_derived: int = 0
 
     @property
     def recovered(self) -> bool:

@@ -144,10 +144,10 @@ class Writing(SessionBase):
             if rep.quarantined_copy:
                 return
             kind = "quarantine"
-        elif rep.migrated_from is not None:
+        elif rep.migrated_from is not None or rep.ids_derived:
             if rep.backup_copy:
                 return
-            kind = f"backup-v{rep.migrated_from}"
+            kind = f"backup-v{rep.migrated_from}" if rep.migrated_from is not None else "backup-ids"
         else:
             return
         if not self._storage.exists(path):
