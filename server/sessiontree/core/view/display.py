@@ -185,4 +185,42 @@ def display_text(
     if etype == "label":
         label = entry.get("label")
         return f"[label: {js_string(label) if js_truthy(label) else '(cleared)'}]"
-    return ""
+    return _bookkeeping_text(entry, etype)
+
+
+def _bookkeeping_text(entry: Mapping[str, Any], etype: Any) -> str:
+    """The row of an entry beyond the reference's selector, in the words of the agent that
+    writes it (pi 1.6, oh-my-pi 18), and ``[its type]`` for any other: a row that says
+    nothing draws as a gap no one can explain (docs/divergences.md, "Every row says what
+    it is")."""
+    if etype == "session_info":  # pi
+        name = entry.get("name")
+        return f"[title: {normalize(name) if js_truthy(name) else 'empty'}]"
+    if etype == "title_change":  # oh-my-pi
+        return f"[title: {normalize(entry.get('title'))}]"
+    if etype == "context_edit":  # pi
+        verb = "omit" if entry.get("replacement") is None else "replace"
+        return f"[context {verb}: {js_string(js_get(entry, 'targetId'))}]"
+    if etype == "usage":  # pi
+        return f"[usage: {js_string(js_get(entry, 'kind'))}]"
+    if etype == "model_usage":  # oh-my-pi
+        role = entry.get("role")
+        role_part = f"{js_string(role)} " if js_truthy(role) else ""
+        return (
+            f"[model usage: {js_string(js_get(entry, 'purpose'))} {role_part}"
+            f"{js_string(js_get(entry, 'provider'))}/{js_string(js_get(entry, 'model'))}]"
+        )
+    if etype == "credential_pin":  # oh-my-pi
+        return f"[credential pin: {js_string(js_get(entry, 'provider'))}]"
+    if etype == "service_tier_change":
+        tier = entry.get("serviceTier")
+        if isinstance(tier, Mapping):
+            shown = " ".join(f"{k}:{js_string(v)}" for k, v in tier.items()) or "(default)"
+        else:
+            shown = js_string(tier) if js_truthy(tier) else "(default)"
+        return f"[service tier: {shown}]"
+    if etype == "mode_change":
+        return f"[mode: {js_string(js_get(entry, 'mode'))}]"
+    if isinstance(etype, str) and etype:
+        return f"[{normalize(etype.replace('_', ' '))}]"
+    return "[entry]"

@@ -42,7 +42,23 @@ FILTER_SUFFIXES: Final[Mapping[str, str]] = {
 }
 """The footer suffix of each filter mode."""
 
-SETTINGS_TYPES: Final = frozenset({"label", "custom", "model_change", "thinking_level_change"})
+SETTINGS_TYPES: Final = frozenset(
+    {
+        "label",
+        "custom",
+        "model_change",
+        "thinking_level_change",
+        # pi 1.6's and oh-my-pi 18's bookkeeping, hidden by their own selectors' default
+        "session_info",
+        "context_edit",
+        "usage",
+        "title_change",
+        "model_usage",
+        "credential_pin",
+        "reset_boundary",
+    }
+)
+"""Entry types the default and no-tools filters hide: settings and bookkeeping."""
 
 
 def next_filter(mode: str, direction: int = 1) -> str:
