@@ -26,8 +26,9 @@ __all__ = ["CACHE_FORMAT", "CachedSkeletons", "IndexCache", "default_cache_dir",
 
 
 # 2: skeletons hold the tool-call ids of assistant messages; 3: what an open answers is
-# stored beside the skeletons, which decode on first use; 4: skeletons without the timestamp
-CACHE_FORMAT = 4
+# stored beside the skeletons, which decode on first use; 4: skeletons without the timestamp;
+# 5: usage totals count pi's usage entries, compaction and branch summary usage, omp's model_usage
+CACHE_FORMAT = 5
 _TAIL_HASH_BYTES = 4096
 
 

@@ -17,7 +17,7 @@ import orjson
 
 from ..format.jscompat import JS_WHITESPACE, js_trim
 from .skeleton import Skeleton, call_ids_of, compute_has_text, skeleton_from_dict
-from .usage import UsageTotals
+from .usage import USAGE_ENTRY_TYPES, UsageTotals
 
 __all__ = ["CleanScan", "scan_clean"]
 
@@ -57,6 +57,9 @@ class _JEntry(msgspec.Struct, gc=False):
     targetId: Any = None
     label: Any = None
     customType: Any = None
+    #: pi's ``usage`` entries, oh-my-pi's ``model_usage``, and the usage of generating a
+    #: compaction's or branch summary's text (pi): usage outside the messages
+    usage: _JUsage | None = None
 
 
 _ENTRY_DECODER = msgspec.json.Decoder(_JEntry)
@@ -302,6 +305,15 @@ def scan_clean(
         else:
             role = reason = tcid = calls = None
             has_text = False
+            uu = e.usage
+            if uu is not None and etype in USAGE_ENTRY_TYPES:
+                u_in += uu.input
+                u_out += uu.output
+                u_cr += uu.cacheRead
+                u_cw += uu.cacheWrite
+                u_pr += uu.premiumRequests
+                if uu.cost is not None:
+                    u_cost += uu.cost.total
             if etype == "label":
                 label_target = e.targetId
                 label = e.label

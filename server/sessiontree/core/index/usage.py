@@ -1,7 +1,8 @@
 """Usage totals of a session: one sum, whichever way the entries arrive.
 
-Every assistant message's ``usage`` and every ``task`` tool result's ``details.usage`` add
-to the totals: when a file is scanned (`scan.scan_clean` sums
+Every assistant message's ``usage``, every ``task`` tool result's ``details.usage`` and
+the ``usage`` of pi's usage entries, compactions and branch summaries and of oh-my-pi's
+model_usage entries add to the totals: when a file is scanned (`scan.scan_clean` sums
 the decoded lines), when an entry is held in memory (`UsageTotals.add_entry`), and when
 scans of chunks or appended lines are joined (`UsageTotals.add_totals`).
 """
@@ -12,7 +13,11 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["UsageTotals"]
+__all__ = ["USAGE_ENTRY_TYPES", "UsageTotals"]
+
+#: Entry types whose own ``usage`` counts: pi's ``usage`` entries and the usage of making a
+#: compaction's or a branch summary's text, oh-my-pi's ``model_usage`` entries.
+USAGE_ENTRY_TYPES = frozenset({"usage", "model_usage", "compaction", "branch_summary"})
 
 
 class UsageTotals(msgspec.Struct):
@@ -67,8 +72,16 @@ class UsageTotals(msgspec.Struct):
             self.cost += _num(cost.total) if cost is not None else 0
 
     def add_entry(self, entry: Any) -> None:
-        """Fold one entry dict into the totals (assistant usage, task tool-result usage)."""
-        if not isinstance(entry, dict) or entry.get("type") != "message":
+        """Fold one entry dict into the totals (assistant usage, task tool-result usage,
+        the usage of `USAGE_ENTRY_TYPES` entries)."""
+        if not isinstance(entry, dict):
+            return
+        if entry.get("type") in USAGE_ENTRY_TYPES:
+            usage = entry.get("usage")
+            if isinstance(usage, dict):
+                self.add_usage(usage)
+            return
+        if entry.get("type") != "message":
             return
         msg = entry.get("message")
         if not isinstance(msg, dict):
