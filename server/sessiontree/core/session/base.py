@@ -17,7 +17,7 @@ from typing import Any
 from .. import paths
 from ..errors import PersistError
 from ..format.dialects import EVIDENCE_TYPES, Dialect, Evidence, home_dialect
-from ..format.title_slot import TitleSlot
+from ..format.title_slot import TitleSlot, fold_into_header
 from ..ids import Clock, IdSource
 from ..index import EntryIndex
 from ..live import FileState, Follower
@@ -124,6 +124,28 @@ class SessionBase:
                     ev.pi_fields = True
             self._evidence_seen = len(idx)
         return ev
+
+    def get_header(self) -> dict[str, Any] | None:
+        """The session header as the file's agent reads it: oh-my-pi's title slot folded in."""
+        if self._title_slot is not None and self._header:
+            return fold_into_header(dict(self._header), self._title_slot)
+        return self._header or None
+
+    def get_title_slot(self) -> TitleSlot | None:
+        """oh-my-pi's title slot, the line before the header; None when the file has none."""
+        return self._title_slot
+
+    def get_session_name(self) -> str | None:
+        """The session's name by the rule of the file's agent: pi's latest ``session_info``
+        name; oh-my-pi's title (its title slot); xcsh's header title."""
+        if self.dialect is Dialect.PI:
+            return self._dialect_evidence().info_name
+        t = (self.get_header() or {}).get("title")
+        return t if isinstance(t, str) else None
+
+    def get_title_source(self) -> str | None:
+        s = (self.get_header() or {}).get("titleSource")
+        return s if s in ("auto", "user") else None
 
     def _make_index(self) -> EntryIndex:
         reader = self._reader

@@ -53,11 +53,14 @@ _READ_BACK_MAX = 64 << 20
 class Loading(Writing):
     """Reading the session file into the index, and starting a new session."""
 
-    def _new_session_state(self, parent_session: str | None) -> None:
+    def _new_session_state(self, parent_session: str | None, dialect: Dialect | None = None) -> None:
         self._close_writer()
-        # A new session speaks the dialect of the agent dir it is made in: pi and oh-my-pi
-        # name sessions by a UUID v7, and oh-my-pi starts the file with its title slot.
-        home = home_dialect(self._session_dir or self._session_file or None)
+        # A new session speaks the dialect of the agent dir it is made in (or `dialect`, the
+        # session's it is made from): pi and oh-my-pi name sessions by a UUID v7, and
+        # oh-my-pi starts the file with its title slot.
+        home = (
+            dialect if dialect is not None else home_dialect(self._session_dir or self._session_file or None)
+        )
         sid = self._ids.uuid7() if home in (Dialect.PI, Dialect.OMP) else self._ids.new_session_id()
         header: dict[str, Any] = {
             "type": "session",

@@ -30,7 +30,7 @@ from ..errors import EntryNotFoundError, PersistError
 from ..format.dialects import Dialect
 from ..format.jscompat import js_trim
 from ..format.persistence import clean_openai_replay, has_blob_ref, resolve_blob_refs
-from ..format.title_slot import SLOT_BYTES, TitleSlot, fold_into_header, serialize_slot, split_slot
+from ..format.title_slot import SLOT_BYTES, TitleSlot, serialize_slot, split_slot
 from ..ids import Clock, IdSource
 from ..index import EntryIndex, gc_paused
 from ..live import Follower, SyncResult
@@ -244,14 +244,26 @@ class SessionManager(Moves, Entries):
         try:
             entries = [deep_copy(e) for e in source._index.iter_entries()]
             src_header = source.get_header() or {}
+            dialect = source.dialect
+            src_file = source.get_session_file()
         finally:
             source.close_quietly()
         mgr = cls.create(cwd, session_dir, storage, **kw)
-        mgr._new_session_state(src_header.get("id"))
-        if "title" in src_header:
-            mgr._header = _header_with_title(
-                mgr._header, src_header.get("title"), src_header.get("titleSource")
-            )
+        if dialect is Dialect.PI:
+            # pi's forkFrom: the parent is the source file, no title (pi names by entries)
+            mgr._new_session_state(os.path.abspath(src_file or source_path), dialect)
+        else:
+            mgr._new_session_state(src_header.get("id"), dialect)
+            if "title" in src_header:
+                mgr._header = _header_with_title(
+                    mgr._header, src_header.get("title"), src_header.get("titleSource")
+                )
+                if mgr._title_slot is not None:
+                    mgr._title_slot = TitleSlot(
+                        str(src_header.get("title") or ""),
+                        src_header.get("titleSource"),
+                        mgr._header["timestamp"],
+                    )
         for e in entries:
             clean_openai_replay(e)
             mgr._index.add_held(e)
@@ -373,16 +385,6 @@ class SessionManager(Moves, Entries):
     def get_entry(self, entry_id: str) -> dict[str, Any] | None:
         return self._index.get(entry_id)
 
-    def get_header(self) -> dict[str, Any] | None:
-        """The session header as the file's agent reads it: oh-my-pi's title slot folded in."""
-        if self._title_slot is not None and self._header:
-            return fold_into_header(dict(self._header), self._title_slot)
-        return self._header or None
-
-    def get_title_slot(self) -> TitleSlot | None:
-        """oh-my-pi's title slot, the line before the header; None when the file has none."""
-        return self._title_slot
-
     def get_leaf_id(self) -> str | None:
         return self._leaf_id
 
@@ -467,18 +469,6 @@ class SessionManager(Moves, Entries):
 
     def get_cwd(self) -> str:
         return self._cwd
-
-    def get_session_name(self) -> str | None:
-        """The session's name by the rule of the file's agent: pi's latest ``session_info``
-        name; oh-my-pi's title (its title slot); xcsh's header title."""
-        if self.dialect is Dialect.PI:
-            return self._dialect_evidence().info_name
-        t = (self.get_header() or {}).get("title")
-        return t if isinstance(t, str) else None
-
-    def get_title_source(self) -> str | None:
-        s = (self.get_header() or {}).get("titleSource")
-        return s if s in ("auto", "user") else None
 
     def is_persisted(self) -> bool:
         return self._persist

@@ -16,12 +16,56 @@ import orjson
 
 from .. import paths
 from ..errors import EntryNotFoundError
+from ..format.dialects import Dialect
 from ..format.migrations import CURRENT_SESSION_VERSION
+from ..format.title_slot import TitleSlot
 from ..ids import session_file_name
 from .loading import Loading
 from .records import LoadReport
 
 __all__ = ["Moves", "deep_copy"]
+
+
+def _rechained(idx: Any, path_ids: list[str]) -> list[dict[str, Any]]:
+    """pi's path for a branched session: label entries left out and every kept entry's
+    parent the kept entry before it (an entry whose parent was a label is no orphan), a
+    compaction's ``firstKeptEntryId`` naming a left-out label moved to the entry after it."""
+    out: list[dict[str, Any]] = []
+    replaced: dict[str, str] = {}
+    pending: list[str] = []
+    parent: str | None = None
+    for i in path_ids:
+        entry = idx.get(i)
+        if entry is None:
+            continue
+        if entry.get("type") == "label":
+            pending.append(i)
+            continue
+        for label_id in pending:
+            replaced[label_id] = i
+        pending.clear()
+        copy_ = {**entry, "parentId": parent}
+        if entry.get("type") == "compaction":
+            first = entry.get("firstKeptEntryId")
+            if first != entry.get("id"):
+                copy_["firstKeptEntryId"] = replaced.get(first, first) if isinstance(first, str) else first
+        out.append(copy_)
+        parent = i
+    return out
+
+
+def _label_times(idx: Any) -> dict[str, Any]:
+    """When each label in effect was set (pi keeps that time on a re-created label)."""
+    times: dict[str, Any] = {}
+    for sk in idx.skeletons():
+        if sk.type != "label" or not isinstance(sk.target_id, str):
+            continue
+        if sk.label:
+            entry = idx.entry_of(sk)
+            times[sk.target_id] = entry.get("timestamp")
+        else:
+            times.pop(sk.target_id, None)
+    return times
 
 
 def deep_copy(entry: dict[str, Any]) -> dict[str, Any]:
@@ -41,13 +85,17 @@ class Moves(Loading):
         if not path_ids:
             raise EntryNotFoundError(leaf_id)
         idx = self._index
+        dialect = self.dialect
         path_entries: list[dict[str, Any]] = []
         for i in path_ids:
             pe = idx.get(i)
             if pe is not None and pe.get("type") != "label":
                 path_entries.append(pe)
+        if dialect is Dialect.PI:
+            path_entries = _rechained(idx, path_ids)
         on_path = {e.get("id") for e in path_entries}
         now = self._clock.now_iso()
+        label_times = _label_times(idx) if dialect is Dialect.PI else {}
         taken: set[str] = {i for i in on_path if isinstance(i, str)}
         labels: list[dict[str, Any]] = []
         parent = path_entries[-1].get("id") if path_entries else None
@@ -61,7 +109,7 @@ class Moves(Loading):
                     "type": "label",
                     "id": lid,
                     "parentId": parent,
-                    "timestamp": now,
+                    "timestamp": label_times.get(target, now),
                     "targetId": target,
                     "label": label,
                 }
@@ -69,9 +117,14 @@ class Moves(Loading):
             parent = lid
         previous_file = self._session_file if self._persist else None
         entries = [deep_copy(e) for e in path_entries] + labels
+        title, title_source = self.get_session_name(), self.get_title_source()
         self._close_writer()
-        self._new_session_state(previous_file)
+        self._new_session_state(previous_file, dialect)
         self._header.pop("parentSession", None) if previous_file is None else None
+        if dialect is Dialect.OMP and title:
+            # oh-my-pi carries the title over (header and slot); xcsh and pi do not
+            self._header = {**self._header, "title": title, "titleSource": title_source}
+            self._title_slot = TitleSlot(title, title_source, self._header["timestamp"])
         for e in entries:
             self._index.add_held(e)
         last = self._index.last()
@@ -88,18 +141,25 @@ class Moves(Loading):
             return None
         old_file = self._session_file
         old_id = self._header.get("id")
+        dialect = self.dialect
+        logical = self.get_header() or {}
         self._close_writer()
         self._persist_error = None
-        sid = self._ids.new_session_id()
+        sid = self._ids.uuid7() if dialect in (Dialect.PI, Dialect.OMP) else self._ids.new_session_id()
         ts = self._clock.now_iso()
         header: dict[str, Any] = {"type": "session", "version": CURRENT_SESSION_VERSION, "id": sid}
-        if "title" in self._header:
-            header["title"] = self._header.get("title")
-        if "titleSource" in self._header:
-            header["titleSource"] = self._header.get("titleSource")
+        if dialect is not Dialect.PI:  # (pi names sessions by entries, which are copied)
+            if "title" in logical:
+                header["title"] = logical.get("title")
+            if "titleSource" in logical:
+                header["titleSource"] = logical.get("titleSource")
         header["timestamp"] = ts
         header["cwd"] = self._cwd
-        header["parentSession"] = old_id
+        # pi's fork names its parent by the file, xcsh's and oh-my-pi's by the session id
+        header["parentSession"] = old_file if dialect is Dialect.PI else old_id
+        if self._title_slot is not None:
+            slot = self._title_slot
+            self._title_slot = TitleSlot(slot.title, slot.source, slot.updated_at)
         # file-backed entries must be read from the old file before switching paths
         self._hold_all_entries()
         self._header = header
