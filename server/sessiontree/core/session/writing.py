@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import AccessDeniedError, ConflictError, InvalidSessionFileError, PersistError, SessionTreeError
 from ..format.backups import copy_path
 from ..format.dialects import Dialect
-from ..format.jsonl import dumps_line
+from ..format.jsonl import dumps_line, loads_line
 from ..format.persistence import prepare_entry_for_persistence
 from ..format.title_slot import serialize_slot
 from .base import SessionBase, stat_of
@@ -121,8 +122,7 @@ class Writing(SessionBase):
         pos = sum(len(p) for p in parts)
         ranges: list[tuple[int, int] | None] = []
         idx = self._index
-        for entry in idx.iter_entries():
-            line = dumps_line(prepare(entry))
+        for line in self._entry_lines():
             parts.append(line)
             parts.append(b"\n")
             ranges.append((pos, len(line)))
@@ -135,6 +135,34 @@ class Writing(SessionBase):
         self._flushed = True
         st = stat_of(self._storage, path)
         self._set_file_state(st, len(data))
+
+    def _entry_lines(self) -> Iterator[bytes]:
+        """Every entry's line for a full rewrite, in file order: an entry read from the file
+        keeps its bytes exactly (an entry type of a newer version, a key order, a number's
+        spelling: nothing of another writer's is changed by the rewrite); an entry held in
+        memory (appended here, migrated) is written through the persistence transform."""
+        idx = self._index
+        sks = idx.skeletons()
+        raw_loader = idx.raw_loader
+        prepare = self._prepare
+        for i in range(0, len(sks), 1000):
+            chunk = sks[i : i + 1000]
+            raw: dict[int, bytes] = {}
+            backed = [sk for sk in chunk if sk.offset >= 0]
+            if backed and raw_loader is not None:
+                for sk, mv in raw_loader(sorted(backed, key=lambda k: k.offset)):
+                    line = bytes(mv)
+                    try:
+                        value = loads_line(line)
+                    except ValueError:
+                        continue
+                    if isinstance(value, dict) and value.get("id") == sk.id:
+                        raw[sk.order] = line
+            entries = idx.entries_of([sk for sk in chunk if sk.order not in raw])
+            it = iter(entries)
+            for sk in chunk:
+                got = raw.get(sk.order)
+                yield got if got is not None else dumps_line(prepare(next(it)))
 
     def _quarantine_if_needed(self, path: str) -> None:
         """Keep the original bytes beside the file before the first rewrite that changes
