@@ -1,0 +1,343 @@
+"""The shared Python side of the compatibility suite (issue 31): run an agent's harness, read
+a file with sessiontree into the same NORMALIZED STATE, and compare the two.
+
+An agent's harness (`tests/compat/pi/harness.mjs`, `tests/compat/omp/harness.ts`) runs the
+agent's own SessionManager from its pinned package in the compat cache and answers one JSON
+request (their headers list the requests and the step vocabulary). `agent_load` gives the
+state as the agent sees a file; `our_state` gives it as sessiontree sees the same file,
+through the core API the daemon uses (`SessionManager.open(path, read_only=True)`,
+`get_header`, `get_entries`, `get_tree`, `get_leaf_id`, `get_label`,
+`build_session_context`, and the listing's title for the name):
+
+    header         the session header as held after the open
+    entries        every entry in file order
+    tree           the tree flat, depth-first in tree order (roots, then each node's children
+                   in order): [{"id", "depth"}], a root at depth 0. Flat, not nested
+                   [{"id", "children"}]: a long session nests a thousand levels and more, past
+                   what Python's JSON parsers read (both harnesses answer it so)
+    leafId         the leaf after the open (or after moving it to the leaf asked for)
+    labels         {target id: label} for every entry that has one
+    name           the session's name by the reader's own rule (None when it has none)
+    model          {"provider", "modelId"} of the context (None when none)
+    thinkingLevel  the context's thinking level
+    context        the messages the context rebuild gives (before the LLM conversion)
+    bytesUnchanged the file's bytes are the same after the reader's open
+    contextAt      (with every_leaf) {entry id: {model, thinkingLevel, context}}
+
+`differences(ours, theirs, agent)` lists every difference after the normalizations below,
+and whether either open changed the file; a test asserts that the list is empty and shows
+it when not. Each normalization is written down with its reason; none may hide a difference
+in meaning.
+
+NORMALIZATIONS
+  N1 key order: objects compare as mappings. JSON objects are unordered to every reader
+     here (both agents and sessiontree look keys up by name); the order the agent writes its
+     keys in matters for byte-identical files only, which no test asks for.
+  N2 JSON values: both states are compared as the JSON they serialize to. The agent's
+     harness prints `JSON.stringify` of its objects, which leaves out keys whose value is
+     `undefined`; the agents read an absent key and an undefined one alike (`?.`, `??`), and
+     a file cannot hold `undefined`. An integer and the equal float (1 and 1.0) are the same
+     JSON number to JavaScript.
+  N3 model: sessiontree keeps the context's model as the string "provider/modelId" in
+     `models["default"]`; the agents give `{provider, modelId}`. Ours is split at the first
+     "/" (the provider names of the pi family hold no "/"; a model id may). A model the agent
+     holds with undefined members (pi reading `{"model": "openai/gpt-5"}`) prints as `{}`
+     and stays that, a real difference.
+  N4 thinkingLevel: the harness prints an undefined level as null (a file whose
+     thinking_level_change has no `thinkingLevel` key; JSON cannot say undefined at the top
+     level). A written null stays null on both sides and sessiontree's "off" for it is a
+     real difference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+from sessiontree.core.discovery.summary import summarize_file
+from sessiontree.core.session import SessionManager
+
+__all__ = [
+    "AGENTS",
+    "OMP",
+    "PI",
+    "UNSET",
+    "Agent",
+    "HarnessError",
+    "agent_load",
+    "agent_write",
+    "assert_same_state",
+    "compat_cache",
+    "differences",
+    "fingerprint",
+    "normalize",
+    "our_state",
+    "run_harness",
+]
+
+COMPAT_DIR = Path(__file__).resolve().parent
+REPO = COMPAT_DIR.parents[1]
+
+#: How long one harness call may take (an agent's open of a 3 MB file takes about a second).
+HARNESS_TIMEOUT = 300
+
+
+def compat_cache() -> Path:
+    """Where tests/compat/setup.sh installed the agents: ``$SESSIONTREE_COMPAT_CACHE``, else
+    the repository's ``.cache/compat`` (worktrees share one install through the variable)."""
+    env = os.environ.get("SESSIONTREE_COMPAT_CACHE")
+    return Path(env).resolve() if env else REPO / ".cache" / "compat"
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One agent of the suite: its pinned package, the runtime its harness runs under."""
+
+    #: short name, used in test ids and messages ("pi", "omp")
+    name: str
+    #: what the messages call it ("pi 1.6.0")
+    label: str
+    #: the runtime's executable name in ``<cache>/node_modules/.bin``
+    runtime: str
+    #: the harness script
+    harness: Path
+    #: the agent's package directory under ``<cache>/node_modules``
+    package: str
+
+    def runtime_path(self) -> Path:
+        return compat_cache() / "node_modules" / ".bin" / self.runtime
+
+    def package_path(self) -> Path:
+        return compat_cache() / "node_modules" / self.package
+
+    def missing(self) -> str | None:
+        """What of the install this agent needs is missing (None when nothing is)."""
+        for path in (self.runtime_path(), self.package_path() / "package.json", self.harness):
+            if not path.exists():
+                return str(path)
+        return None
+
+
+PI = Agent("pi", "pi 1.6.0", "node", COMPAT_DIR / "pi" / "harness.mjs", "@earendil-works/pi-coding-agent")
+OMP = Agent("omp", "oh-my-pi 18.2.3", "bun", COMPAT_DIR / "omp" / "harness.ts", "@oh-my-pi/pi-coding-agent")
+AGENTS = {a.name: a for a in (PI, OMP)}
+
+
+class HarnessError(RuntimeError):
+    """The harness refused the request or failed: its error (the agent's stack) is the message."""
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+"""`leaf_id` not given: the leaf stays where the open put it."""
+
+
+def run_harness(agent: Agent, request: Mapping[str, Any]) -> dict[str, Any]:
+    """One request to the agent's harness; its JSON answer. Raises `HarnessError`."""
+    env = dict(os.environ)
+    env["SESSIONTREE_COMPAT_CACHE"] = str(compat_cache())
+    proc = subprocess.run(
+        [str(agent.runtime_path()), str(agent.harness)],
+        input=json.dumps(request).encode(),
+        capture_output=True,
+        env=env,
+        timeout=HARNESS_TIMEOUT,
+        check=False,
+    )
+    out = proc.stdout.decode("utf-8", "replace").strip().splitlines()
+    try:
+        answer = json.loads(out[-1]) if out else None
+    except json.JSONDecodeError:
+        answer = None
+    if not isinstance(answer, dict) or proc.returncode != 0 or "error" in answer:
+        detail = answer.get("error") if isinstance(answer, dict) else proc.stdout.decode("utf-8", "replace")
+        stderr = proc.stderr.decode("utf-8", "replace").strip()
+        raise HarnessError(
+            f"{agent.label} harness ({request.get('op')}) failed, exit {proc.returncode}: {detail}"
+            + (f"\nstderr: {stderr}" if stderr else "")
+        )
+    return answer
+
+
+def agent_load(
+    agent: Agent, path: str | Path, leaf_id: Any = UNSET, every_leaf: bool = False
+) -> dict[str, Any]:
+    """The NORMALIZED STATE of `path` as the agent's own SessionManager opens it."""
+    request: dict[str, Any] = {"op": "load", "path": str(path)}
+    if leaf_id is not UNSET:
+        request["leafId"] = leaf_id
+    if every_leaf:
+        request["everyLeaf"] = True
+    return run_harness(agent, request)
+
+
+def agent_write(
+    agent: Agent,
+    path: str | Path,
+    cwd: str | Path,
+    steps: list[dict[str, Any]],
+    fork_from: str | Path | None = None,
+) -> dict[str, Any]:
+    """The agent performs `steps` on `path` with its own API: {"path", "ids", "written"}."""
+    request: dict[str, Any] = {"op": "write", "path": str(path), "cwd": str(cwd), "steps": steps}
+    if fork_from is not None:
+        request["forkFrom"] = str(fork_from)
+    return run_harness(agent, request)
+
+
+def fingerprint(path: str | Path) -> str | None:
+    """Size and SHA-256 of a file's bytes (None when it does not exist)."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return None
+    return f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
+
+
+def _json(value: Any) -> Any:
+    """`value` as the JSON it serializes to (N2): plain dicts, lists and scalars, no shared objects."""
+    return orjson.loads(orjson.dumps(value))
+
+
+def _model(models: Mapping[str, Any]) -> dict[str, Any] | None:
+    """N3: sessiontree's default model "provider/modelId" as {provider, modelId}."""
+    value = models.get("default")
+    if not isinstance(value, str):
+        return None
+    provider, sep, model_id = value.partition("/")
+    return {"provider": provider, "modelId": model_id} if sep else {"provider": value}
+
+
+def _context_state(ctx: Any) -> dict[str, Any]:
+    return {
+        "model": _model(ctx.models),
+        "thinkingLevel": ctx.thinking_level,
+        "context": _json(ctx.messages),
+    }
+
+
+def _tree(roots: list[Any]) -> list[dict[str, Any]]:
+    """The tree flat, depth-first: [{"id", "depth"}] (see the module's docstring)."""
+    out: list[dict[str, Any]] = []
+    stack = [(node, 0) for node in reversed(roots)]
+    while stack:
+        node, depth = stack.pop()
+        out.append({"id": node.entry.get("id"), "depth": depth})
+        stack.extend((child, depth + 1) for child in reversed(node.children))
+    return out
+
+
+def our_state(
+    path: str | Path, leaf_id: Any = UNSET, every_leaf: bool = False, **open_kw: Any
+) -> dict[str, Any]:
+    """The NORMALIZED STATE of `path` as sessiontree reads it (read-only open; `open_kw` go
+    to `SessionManager.open`, e.g. the blob store a writer used)."""
+    path = str(path)
+    before = fingerprint(path)
+    mgr = SessionManager.open(path, read_only=True, **open_kw)
+    try:
+        if leaf_id is None:
+            mgr.reset_leaf()
+        elif leaf_id is not UNSET:
+            mgr.branch(leaf_id)
+        entries = mgr.get_entries()
+        labels: dict[str, str] = {}
+        for entry in entries:
+            eid = entry.get("id")
+            label = mgr.get_label(eid) if isinstance(eid, str) else None
+            if label is not None:
+                labels[eid] = label
+        summary = summarize_file(path)
+        state: dict[str, Any] = {
+            "header": _json(mgr.get_header()),
+            "entries": _json(entries),
+            "tree": _tree(mgr.get_tree()),
+            "leafId": mgr.get_leaf_id(),
+            "labels": labels,
+            # The title a listing and the tree show (`SessionInfo.title`, the first choice of
+            # `discovery.names.display_name`): the header's, else the last compaction's short
+            # summary. pi's counterpart is getSessionName(), not its first-message fallback.
+            "name": summary.title if summary is not None else None,
+            **_context_state(mgr.build_session_context()),
+        }
+        state["bytesUnchanged"] = fingerprint(path) == before
+        if every_leaf:
+            state["contextAt"] = {
+                e["id"]: _context_state(mgr.build_session_context(e["id"]))
+                for e in entries
+                if isinstance(e.get("id"), str)
+            }
+        return state
+    finally:
+        close = getattr(mgr, "close_quietly", None)
+        if close is not None:
+            close()
+
+
+def normalize(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A state with the NORMALIZATIONS applied (N1 and N2 by the JSON form; N3 and N4 are
+    made where each state is built), without `bytesUnchanged` (checked on its own)."""
+    return {k: _json(v) for k, v in state.items() if k != "bytesUnchanged"}
+
+
+_SHOWN = 160
+_ABSENT = object()
+
+
+def _show(value: Any) -> str:
+    text = "<absent>" if value is _ABSENT else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+
+
+def _walk(ours: Any, theirs: Any, where: str, out: list[tuple[str, Any, Any]]) -> None:
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        for key in list(ours) + [k for k in theirs if k not in ours]:
+            _walk(ours.get(key, _ABSENT), theirs.get(key, _ABSENT), f"{where}.{key}" if where else key, out)
+    elif isinstance(ours, list) and isinstance(theirs, list):
+        if len(ours) != len(theirs):
+            out.append((f"{where} (length)", len(ours), len(theirs)))
+        for i in range(max(len(ours), len(theirs))):
+            a = ours[i] if i < len(ours) else _ABSENT
+            b = theirs[i] if i < len(theirs) else _ABSENT
+            _walk(a, b, f"{where}[{i}]", out)
+    elif ours != theirs or isinstance(ours, bool) != isinstance(theirs, bool):
+        # (JSON true is not 1, though Python's True == 1)
+        out.append((where, ours, theirs))
+
+
+def differences(
+    ours: Mapping[str, Any], theirs: Mapping[str, Any], agent: Agent, limit: int = 40
+) -> list[str]:
+    """Every difference between the two states (after `normalize`), one line each, and a
+    line for each reader whose open changed the file; empty when they agree."""
+    found: list[tuple[str, Any, Any]] = []
+    _walk(normalize(ours), normalize(theirs), "", found)
+    lines = [f"{where}: sessiontree {_show(a)} | {agent.name} {_show(b)}" for where, a, b in found[:limit]]
+    if len(found) > limit:
+        lines.append(f"... and {len(found) - limit} more differences")
+    if ours.get("bytesUnchanged") is not True:
+        lines.append("sessiontree's read-only open changed the file's bytes")
+    if theirs.get("bytesUnchanged") is not True:
+        lines.append(f"{agent.label}'s open changed the file's bytes")
+    return lines
+
+
+def assert_same_state(
+    ours: Mapping[str, Any], theirs: Mapping[str, Any], agent: Agent, what: str = ""
+) -> None:
+    """Fail with every difference when the two states differ or either open changed the file."""
+    found = differences(ours, theirs, agent)
+    if found:
+        head = f"sessiontree and {agent.label} read {what or 'the file'} differently:"
+        raise AssertionError("\n".join([head, *(f"  {line}" for line in found)]))
