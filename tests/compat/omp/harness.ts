@@ -1,273 +1,290 @@
 /**
- * oh-my-pi (omp) 18's own SessionManager, driven from the compatibility suite (tests/compat).
+ * oh-my-pi (omp) 18's own SessionManager, driven by one JSON request on stdin (issue 31's
+ * compatibility suite; tests/compat/state.py runs it). omp ships TypeScript run by Bun:
  *
- * Run under Bun (omp ships TypeScript sources run by Bun):
- *   bun tests/compat/omp/harness.ts <request.json
- * One JSON request on stdin, one JSON object on stdout. The omp package is taken from
- * $SESSIONTREE_COMPAT_CACHE/node_modules (default: <repo>/.cache/compat/node_modules), where
- * tests/compat/setup.sh installs it. The caller sets HOME to a directory of its own: omp keeps
- * its blobs in ~/.omp/agent/blobs (getBlobsDir) and writes ~/.omp/agent/history.db when a title
- * is set. Breadcrumbs are suppressed.
+ *   SESSIONTREE_COMPAT_CACHE=<cache> <cache>/node_modules/.bin/bun harness.ts <request.json
+ *
+ * It prints one JSON object on stdout: the answer, or {"error": message} (exit code 1). The
+ * agent's modules are imported from <cache>/node_modules (SESSIONTREE_COMPAT_CACHE, else the
+ * repository's .cache/compat): src/session/session-manager.ts of @oh-my-pi/pi-coding-agent, the
+ * class omp itself opens and writes sessions with. The caller's HOME is omp's: its blobs are in
+ * ~/.omp/agent/blobs, a title change records into ~/.omp/agent/history.db. Breadcrumbs are off.
  *
  * Requests
- * --------
- * {"op":"load","path":P,"leafId"?:ID}
- *     SessionManager.open(P) as omp's --resume/--session does, then branch(leafId) when given,
- *     then close(). Answers the normalized state (tests/compat/state.py):
- *       {header, entries, tree, leafId, labels, name, model, thinkingLevel, context,
- *        bytesUnchanged}
- *     header  getHeader() (the title slot folded in by omp's loader: slot title/source replace
- *             the header line's title/titleSource), entries getEntries(), tree getTree() as
- *             [{id, children}] (omp orders children by timestamp), leafId getLeafId(),
- *     labels  {targetId: label} for every label in effect (getLabel of each label entry's target),
- *     name    getSessionName() (null when none),
- *     model   the model omp restores on resume (agent-session.ts: getRestorableSessionModels of
- *             the context's models and getLastModelChangeRole(), the first one, split at its
- *             first "/"): {provider, modelId} plus "role" when it is a non-default role's model,
- *     thinkingLevel  buildSessionContext().thinkingLevel (omp answers "off" when none),
- *     context buildSessionContext().messages (the model context, not the display transcript),
- *     bytesUnchanged  sha256 and size of P before the open and after the close are equal.
- *     Everything goes through JSON (undefined values dropped, as on disk). An open that throws
- *     answers {"error": message, "bytesUnchanged": ...}.
+ *   {"op":"load","path":P,"leafId"?:ID|null,"everyLeaf"?:true}
+ *     SessionManager.open(P) as `omp --resume P` does, then branch(leafId) (resetLeaf() for
+ *     null) when leafId is given, then close(). Answers the NORMALIZED STATE:
+ *       header   getHeader(): omp's loader has folded the title slot (the 256-byte first line)
+ *                into it (slot title and source replace the header line's title/titleSource)
+ *       entries  getEntries() (file order; blob references resolved, as omp holds them)
+ *       tree     getTree() flat: [{id, depth}] depth-first in getTree() order (roots depth 0;
+ *                omp orders children by timestamp); an entry without id has id null
+ *       leafId   getLeafId() (null when none)
+ *       labels   {targetId: label} for every entry whose getLabel(id) is set
+ *       name     getSessionName() (null when none): the header's title after the slot fold
+ *       model    the model omp restores on resume (session/agent-session.ts): the first of
+ *                getRestorableSessionModels(buildSessionContext().models,
+ *                getLastModelChangeRole()) that has a "/" past its first character, split
+ *                there: {provider, modelId}; null when none
+ *       thinkingLevel  buildSessionContext().thinkingLevel (omp answers "off" when none)
+ *       context  buildSessionContext().messages (the model context, before convertToLlm)
+ *       bytesUnchanged  the file's sha256 and size are the same after the open and the close
+ *     With everyLeaf, also "contextAt": {id: {model, thinkingLevel, context}} with the leaf
+ *     moved to each entry in turn. An open that throws answers {"error": ..., exit 1}.
+ *   {"op":"write","path":P,"cwd":C,"forkFrom"?:SRC,"steps":[...]}
+ *     SessionManager.open(P, undefined, undefined, {initialCwd: C}) as `omp --session P` does:
+ *     a missing P is created at once (title slot + header), an existing one is loaded and
+ *     appended to. With forkFrom, SessionManager.forkFrom(SRC, C, dirname(P), ..., {sessionFile:
+ *     P}) (omp's /fork of another session into P). Then each step below, in order, then flush()
+ *     and close(). Answers {"path": the session file now, "ids": [id each step produced, or
+ *     null], "written": whether that file exists}.
+ *   {"op":"serializeTitleSlot","title"?:T,"source"?:S,"updatedAt":U}
+ *     omp's serializeTitleSlot: {"line": the 256-byte first line, its newline included}.
  *
- * {"op":"write","path":P,"cwd":C,"steps":[...]}
- *     SessionManager.open(P, ..., {initialCwd: C}): a missing P is created (slot + header written
- *     at once, as `omp --session P` does), an existing one is loaded and appended to. Then each
- *     step, flush(), close(). Answers {"path": the session file at the end, "ids": [...]} (the id
- *     each step produced, null where none; the new file's path for createBranchedSession/fork).
- *     A step that throws answers {"error": message, "step": index, "ids": [...]}.
- *
- * {"op":"serializeTitleSlot","title"?:T,"source"?:S,"updatedAt":U}
- *     omp's serializeTitleSlot: {"line": the 256-byte first line, newline included}.
- *
- * Steps (every write call of omp 18.2.3's SessionManager). In the fields entryId, targetId,
- * firstKeptEntryId, parentId and leafId a number n stands for the id step n produced; a string
- * is an id as it is.
- *   {"kind":"message","message":M}                       appendMessage (any role: user,
- *        assistant with usage/stopReason incl. aborted/error, toolResult, developer, custom,
- *        bashExecution, pythonExecution, fileMention; images as content blocks: base64 data of
- *        1024 characters or more is written to the blob store as blob:sha256:<hex>)
- *   {"kind":"messageToBranch","message":M,"parentId":P}  appendMessageToBranch (leaf unchanged)
- *   {"kind":"thinkingLevel","thinkingLevel"?:L,"configured"?:C}  appendThinkingLevelChange
- *        (a missing level is written as null)
- *   {"kind":"model","model":"provider/id","role"?:R,"fallback"?:bool}  appendModelChange
- *   {"kind":"serviceTier","serviceTier":T|null}           appendServiceTierChange
- *   {"kind":"mode","mode":M,"data"?:D}                    appendModeChange
- *   {"kind":"sessionInit","init":{systemPrompt,task,tools,...}}  appendSessionInit
- *   {"kind":"compaction","summary":S,"shortSummary"?:s,"firstKeptEntryId":E,"tokensBefore":N,
+ * Steps (every write operation of omp 18.2.3's SessionManager; the method each one calls):
+ *   {"op":"message","message":M}                 appendMessage(M): any role (user, developer,
+ *        assistant with usage/stopReason incl. "aborted"/"error", toolResult, custom,
+ *        bashExecution, pythonExecution, fileMention); images as content blocks (base64 of
+ *        1024 characters or more goes to the blob store as blob:sha256:<hex>)
+ *   {"op":"message_to_branch","message":M,"parentId":ID|null}  appendMessageToBranch (the leaf
+ *        stays)
+ *   {"op":"thinking_level","level"?:L,"configured"?:C}  appendThinkingLevelChange(L, C)
+ *        (omp writes a missing one as null)
+ *   {"op":"model_change","model":"provider/id","role"?:R,"fallback"?:B}  appendModelChange
+ *   {"op":"service_tier","serviceTier":T|null}   appendServiceTierChange (T per family:
+ *        {"openai"?:..,"anthropic"?:..,"google"?:..})
+ *   {"op":"mode_change","mode":M,"data"?:D}       appendModeChange
+ *   {"op":"session_init","init":{systemPrompt,task,tools,...}}  appendSessionInit
+ *   {"op":"compaction","summary":S,"shortSummary"?:s,"firstKeptEntryId":ID,"tokensBefore":T,
  *        "options"?:{details,fromExtension,preserveData,method,providerReplayThroughEntryId,
- *        tokensAfter}}                                    appendCompaction
- *   {"kind":"resetBoundary"}                              appendResetBoundary (/clear)
- *   {"kind":"custom","customType":T,"data"?:D}            appendCustomEntry
- *   {"kind":"customMessage","customType":T,"content":C,"display":B,"details"?:D,
- *        "attribution"?:"user"|"agent","timestamp"?:ms}   appendCustomMessageEntry
- *   {"kind":"ttsr","rules":[...]}                         appendTtsrInjection
- *   {"kind":"credentialPin","provider":P,"hash":H}        appendCredentialPin
- *   {"kind":"modelUsage","usage":{purpose,role?,api,provider,model,usage,stopReason,
- *        errorMessage?},"parentId"?:P}                    appendModelUsage (owner: this session,
- *        parentId default the current leaf; the leaf does not move when parentId is not it)
- *   {"kind":"label","targetId":E,"label"?:L}              appendLabelChange (no label: cleared)
- *   {"kind":"title","title":T,"source"?:"user"|"auto","trigger"?:X}  setSessionName (default
- *        source "user"): appends title_change and rewrites the 256-byte slot in place, or
- *        rewrites the whole file when it has no slot; id: the title_change's, null if refused
- *   {"kind":"branch","entryId":E}                         branch (leaf moved)
- *   {"kind":"resetLeaf"}                                  resetLeaf (next append is a root)
- *   {"kind":"branchWithSummary","entryId":E|null,"summary":S,"details"?:D,"fromExtension"?:B}
- *   {"kind":"discardEntry","entryId":E}                   discardEntryDurably (full rewrite)
- *   {"kind":"rewrite"}                                    rewriteEntries (full atomic rewrite)
- *   {"kind":"createBranchedSession","leafId":E}           a new file with the path to E
- *   {"kind":"fork"}                                       fork(): a new file, same entries
+ *        tokensAfter}}                            appendCompaction
+ *   {"op":"reset_boundary"}                       appendResetBoundary (what /clear writes)
+ *   {"op":"custom_entry","customType":T,"data"?:D}  appendCustomEntry
+ *   {"op":"custom_message","customType":T,"content":C,"display":B,"details"?:D,
+ *        "attribution"?:"user"|"agent","timestamp"?:MS}  appendCustomMessageEntry
+ *   {"op":"ttsr_injection","rules":[...]}         appendTtsrInjection
+ *   {"op":"credential_pin","provider":P,"hash":H} appendCredentialPin
+ *   {"op":"model_usage","usage":{purpose,role?,api,provider,model,usage,stopReason,
+ *        errorMessage?},"parentId"?:ID|null}      appendModelUsage for this session (parentId
+ *        default: the current leaf; the leaf does not move to it when it is another entry)
+ *   {"op":"label","targetId":ID,"label"?:L}       appendLabelChange (no label: cleared)
+ *   {"op":"title","title":T,"source"?:"user"|"auto","trigger"?:X}  setSessionName(T, source
+ *        default "user"): a title_change entry, then the slot rewritten in place (a file
+ *        without a slot is rewritten whole); its id is the title_change's (null if refused)
+ *   {"op":"branch","id":ID}                       branch(ID) (moves the leaf; id null)
+ *   {"op":"reset_leaf"}                           resetLeaf()
+ *   {"op":"branch_with_summary","branchFromId":ID|null,"summary":S,"details"?:D,
+ *        "fromExtension"?:B}                      branchWithSummary
+ *   {"op":"discard_entry","id":ID}                discardEntryDurably (a marker branch_summary,
+ *        the whole file rewritten)
+ *   {"op":"rewrite"}                              rewriteEntries() (the whole file rewritten)
+ *   {"op":"create_branched_session","leafId":ID}  createBranchedSession(ID): a new file holding
+ *        the path (the answer's "path" becomes it)
+ *   {"op":"fork"}                                 fork(): a new file with every entry (the
+ *        answer's "path" becomes it)
+ * Anywhere in a step, {"$step":N} stands for the id step N produced and {"$entry":N} for the id
+ * of getEntries()[N] at that moment (negative N counts from the end).
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-const cacheRoot = process.env.SESSIONTREE_COMPAT_CACHE || path.resolve(import.meta.dir, "../../../.cache/compat");
-const sessionDirSrc = path.join(cacheRoot, "node_modules/@oh-my-pi/pi-coding-agent/src/session");
+const cache = path.resolve(process.env.SESSIONTREE_COMPAT_CACHE || path.join(import.meta.dir, "..", "..", "..", ".cache", "compat"));
+const sessionSrc = path.join(cache, "node_modules", "@oh-my-pi", "pi-coding-agent", "src", "session");
+const { SessionManager } = await import(path.join(sessionSrc, "session-manager.ts"));
+const { getRestorableSessionModels } = await import(path.join(sessionSrc, "session-context.ts"));
+const { serializeTitleSlot } = await import(path.join(sessionSrc, "session-title-slot.ts"));
 
-const { SessionManager } = await import(path.join(sessionDirSrc, "session-manager.ts"));
-const { getRestorableSessionModels } = await import(path.join(sessionDirSrc, "session-context.ts"));
-const { serializeTitleSlot } = await import(path.join(sessionDirSrc, "session-title-slot.ts"));
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Manager = InstanceType<typeof SessionManager>;
-type Step = Record<string, any> & { kind: string };
-
-function plain<T>(value: T): Json {
-	const text = JSON.stringify(value);
-	return text === undefined ? null : (JSON.parse(text) as Json);
-}
+type Step = Record<string, any> & { op: string };
 
 function fingerprint(file: string): string | null {
-	try {
-		const data = fs.readFileSync(file);
-		return `${data.length}:${createHash("sha256").update(data).digest("hex")}`;
-	} catch {
-		return null;
+	if (!fs.existsSync(file)) return null;
+	const bytes = fs.readFileSync(file);
+	return `${bytes.length}:${createHash("sha256").update(bytes).digest("hex")}`;
+}
+
+// The tree flat, depth-first in getTree() order: [{id, depth}] (a root has depth 0, a node's
+// children follow it with depth + 1). Nested JSON as deep as a long session cannot be read back
+// by Python's JSON parsers (they stop at about 1,000 levels).
+function treeOf(roots: any[]): { id: string | null; depth: number }[] {
+	const out: { id: string | null; depth: number }[] = [];
+	const stack: [any, number][] = roots.map((node): [any, number] => [node, 0]).reverse();
+	while (stack.length > 0) {
+		const [node, depth] = stack.pop()!;
+		out.push({ id: node.entry.id ?? null, depth });
+		for (let i = node.children.length - 1; i >= 0; i--) stack.push([node.children[i], depth + 1]);
 	}
+	return out;
 }
 
-function treeOf(node: any): Json {
-	return { id: node.entry.id ?? null, children: node.children.map(treeOf) };
-}
-
-function labelsOf(manager: Manager): Record<string, string> {
-	const labels: Record<string, string> = {};
-	for (const entry of manager.getEntries()) {
-		if (entry.type !== "label" || typeof entry.targetId !== "string" || entry.targetId in labels) continue;
-		const label = manager.getLabel(entry.targetId);
-		if (label !== undefined) labels[entry.targetId] = label;
-	}
-	// file order of the targets' first labels; a target cleared later is absent
-	return labels;
-}
-
-function modelOf(manager: Manager, models: Record<string, string>): Json {
-	const role = manager.getLastModelChangeRole();
-	for (const candidate of getRestorableSessionModels(models, role) as string[]) {
+function modelOf(manager: Manager, models: Record<string, string>): { provider: string; modelId: string } | null {
+	for (const candidate of getRestorableSessionModels(models, manager.getLastModelChangeRole()) as string[]) {
 		const slash = candidate.indexOf("/");
 		if (slash <= 0) continue;
-		const model: Record<string, string> = {
-			provider: candidate.slice(0, slash),
-			modelId: candidate.slice(slash + 1),
-		};
-		if (role && role !== "default" && models[role] === candidate) model.role = role;
-		return model;
+		return { provider: candidate.slice(0, slash), modelId: candidate.slice(slash + 1) };
 	}
 	return null;
 }
 
-async function load(request: { path: string; leafId?: string }): Promise<Json> {
-	const before = fingerprint(request.path);
-	let manager: Manager;
-	try {
-		manager = await SessionManager.open(request.path, undefined, undefined, { suppressBreadcrumb: true });
-	} catch (err) {
-		return { error: String((err as Error)?.message ?? err), bytesUnchanged: fingerprint(request.path) === before };
-	}
-	if (request.leafId !== undefined) manager.branch(request.leafId);
-	const context = manager.buildSessionContext();
-	const state = {
-		header: plain(manager.getHeader()),
-		entries: plain(manager.getEntries()),
-		tree: manager.getTree().map(treeOf),
-		leafId: manager.getLeafId() ?? null,
-		labels: labelsOf(manager),
-		name: manager.getSessionName() ?? null,
-		model: modelOf(manager, context.models),
-		thinkingLevel: context.thinkingLevel ?? null,
-		context: plain(context.messages),
-	};
-	await manager.close();
-	return { ...state, bytesUnchanged: fingerprint(request.path) === before };
+function contextState(manager: Manager) {
+	const ctx = manager.buildSessionContext();
+	return { model: modelOf(manager, ctx.models), thinkingLevel: ctx.thinkingLevel ?? null, context: ctx.messages };
 }
 
-async function runStep(manager: Manager, step: Step, ids: (string | null)[]): Promise<string | null> {
-	const ref = (value: unknown): any => (typeof value === "number" ? ids[value] : value);
-	switch (step.kind) {
+async function load(req: { path: string; leafId?: string | null; everyLeaf?: boolean }) {
+	const before = fingerprint(req.path);
+	const manager: Manager = await SessionManager.open(req.path, undefined, undefined, { suppressBreadcrumb: true });
+	if (req.leafId === null) manager.resetLeaf();
+	else if (req.leafId !== undefined) manager.branch(req.leafId);
+	const entries = manager.getEntries();
+	const labels: Record<string, string> = {};
+	for (const entry of entries) {
+		const label = manager.getLabel(entry.id);
+		if (label !== undefined) labels[entry.id] = label;
+	}
+	const { model, thinkingLevel, context } = contextState(manager);
+	const state: Record<string, unknown> = {
+		header: manager.getHeader(),
+		entries,
+		tree: treeOf(manager.getTree()),
+		leafId: manager.getLeafId() ?? null,
+		labels,
+		name: manager.getSessionName() ?? null,
+		model,
+		thinkingLevel,
+		context,
+	};
+	// JSON now: the state holds the entries themselves, and the close below must not see them moved
+	const answer = JSON.parse(JSON.stringify(state));
+	await manager.close();
+	answer.bytesUnchanged = fingerprint(req.path) === before;
+	if (req.everyLeaf) {
+		answer.contextAt = {};
+		for (const entry of entries) {
+			manager.branch(entry.id);
+			answer.contextAt[entry.id] = JSON.parse(JSON.stringify(contextState(manager)));
+		}
+	}
+	return answer;
+}
+
+function resolveRefs(value: any, ids: (string | null)[], manager: Manager): any {
+	if (Array.isArray(value)) return value.map(v => resolveRefs(v, ids, manager));
+	if (value === null || typeof value !== "object") return value;
+	const keys = Object.keys(value);
+	if (keys.length === 1 && keys[0] === "$step") {
+		const id = ids[value.$step];
+		if (typeof id !== "string") throw new Error(`step ${value.$step} produced no id`);
+		return id;
+	}
+	if (keys.length === 1 && keys[0] === "$entry") {
+		const entry = manager.getEntries().at(value.$entry);
+		if (!entry) throw new Error(`no entry ${value.$entry}`);
+		return entry.id;
+	}
+	const out: Record<string, any> = {};
+	for (const key of keys) out[key] = resolveRefs(value[key], ids, manager);
+	return out;
+}
+
+async function step(manager: Manager, s: Step): Promise<string | null | undefined> {
+	switch (s.op) {
 		case "message":
-			return manager.appendMessage(step.message);
-		case "messageToBranch":
-			return manager.appendMessageToBranch(step.message, ref(step.parentId) ?? null);
-		case "thinkingLevel":
-			return manager.appendThinkingLevelChange(step.thinkingLevel ?? undefined, step.configured ?? undefined);
-		case "model":
-			return manager.appendModelChange(step.model, step.role, step.fallback ?? false);
-		case "serviceTier":
-			return manager.appendServiceTierChange(step.serviceTier ?? null);
-		case "mode":
-			return manager.appendModeChange(step.mode, step.data);
-		case "sessionInit":
-			return manager.appendSessionInit(step.init);
+			return manager.appendMessage(s.message);
+		case "message_to_branch":
+			return manager.appendMessageToBranch(s.message, s.parentId ?? null);
+		case "thinking_level":
+			return manager.appendThinkingLevelChange(s.level ?? undefined, s.configured ?? undefined);
+		case "model_change":
+			return manager.appendModelChange(s.model, s.role, s.fallback ?? false);
+		case "service_tier":
+			return manager.appendServiceTierChange(s.serviceTier ?? null);
+		case "mode_change":
+			return manager.appendModeChange(s.mode, s.data);
+		case "session_init":
+			return manager.appendSessionInit(s.init);
 		case "compaction":
-			return manager.appendCompaction(
-				step.summary,
-				step.shortSummary,
-				ref(step.firstKeptEntryId),
-				step.tokensBefore,
-				step.options ?? {},
-			);
-		case "resetBoundary":
+			return manager.appendCompaction(s.summary, s.shortSummary, s.firstKeptEntryId, s.tokensBefore, s.options ?? {});
+		case "reset_boundary":
 			return manager.appendResetBoundary();
-		case "custom":
-			return manager.appendCustomEntry(step.customType, step.data);
-		case "customMessage":
+		case "custom_entry":
+			return manager.appendCustomEntry(s.customType, s.data);
+		case "custom_message":
 			return manager.appendCustomMessageEntry(
-				step.customType,
-				step.content,
-				step.display,
-				step.details,
-				step.attribution ?? "agent",
-				step.timestamp,
+				s.customType,
+				s.content,
+				s.display,
+				s.details,
+				s.attribution ?? "agent",
+				s.timestamp,
 			);
-		case "ttsr":
-			return manager.appendTtsrInjection(step.rules);
-		case "credentialPin":
-			return manager.appendCredentialPin(step.provider, step.hash);
-		case "modelUsage": {
-			const parentId = "parentId" in step ? ref(step.parentId) : manager.getLeafId();
-			return manager.appendModelUsage(step.usage, { sessionId: manager.getSessionId(), parentId }) ?? null;
+		case "ttsr_injection":
+			return manager.appendTtsrInjection(s.rules);
+		case "credential_pin":
+			return manager.appendCredentialPin(s.provider, s.hash);
+		case "model_usage": {
+			const parentId = "parentId" in s ? s.parentId : manager.getLeafId();
+			return manager.appendModelUsage(s.usage, { sessionId: manager.getSessionId(), parentId });
 		}
 		case "label":
-			return manager.appendLabelChange(ref(step.targetId), step.label ?? undefined);
-		case "title": {
-			const done = await manager.setSessionName(step.title, step.source ?? "user", step.trigger);
-			return done ? manager.getLeafId() : null;
-		}
+			return manager.appendLabelChange(s.targetId, s.label ?? undefined);
+		case "title":
+			return (await manager.setSessionName(s.title, s.source ?? "user", s.trigger)) ? manager.getLeafId() : null;
 		case "branch":
-			manager.branch(ref(step.entryId));
+			manager.branch(s.id);
 			return null;
-		case "resetLeaf":
+		case "reset_leaf":
 			manager.resetLeaf();
 			return null;
-		case "branchWithSummary":
-			return manager.branchWithSummary(ref(step.entryId) ?? null, step.summary, step.details, step.fromExtension);
-		case "discardEntry":
-			await manager.discardEntryDurably(ref(step.entryId));
+		case "branch_with_summary":
+			return manager.branchWithSummary(s.branchFromId ?? null, s.summary, s.details, s.fromExtension);
+		case "discard_entry":
+			await manager.discardEntryDurably(s.id);
 			return null;
 		case "rewrite":
 			await manager.rewriteEntries();
 			return null;
-		case "createBranchedSession":
-			return manager.createBranchedSession(ref(step.leafId)) ?? null;
+		case "create_branched_session":
+			manager.createBranchedSession(s.leafId);
+			return null;
 		case "fork":
-			return (await manager.fork())?.newSessionFile ?? null;
+			await manager.fork();
+			return null;
 		default:
-			throw new Error(`unknown step kind ${JSON.stringify(step.kind)}`);
+			throw new Error(`unknown step op: ${s.op}`);
 	}
 }
 
-async function write(request: { path: string; cwd: string; steps: Step[] }): Promise<Json> {
-	const manager: Manager = await SessionManager.open(request.path, undefined, undefined, {
-		initialCwd: request.cwd,
-		suppressBreadcrumb: true,
-	});
+async function write(req: { path: string; cwd: string; forkFrom?: string; steps?: Step[] }) {
+	const manager: Manager = req.forkFrom
+		? await SessionManager.forkFrom(req.forkFrom, req.cwd, path.dirname(path.resolve(req.path)), undefined, {
+				sessionFile: path.resolve(req.path),
+				suppressBreadcrumb: true,
+			})
+		: await SessionManager.open(req.path, undefined, undefined, { initialCwd: req.cwd, suppressBreadcrumb: true });
 	const ids: (string | null)[] = [];
-	for (const [index, step] of request.steps.entries()) {
-		try {
-			ids.push(await runStep(manager, step, ids));
-		} catch (err) {
-			await manager.close().catch(() => undefined);
-			return { error: String((err as Error)?.message ?? err), step: index, ids };
-		}
+	try {
+		for (const raw of req.steps ?? []) ids.push((await step(manager, resolveRefs(raw, ids, manager))) ?? null);
+		await manager.flush();
+	} finally {
+		await manager.close();
 	}
-	await manager.flush();
-	await manager.close();
-	return { path: manager.getSessionFile() ?? null, ids };
+	const file = manager.getSessionFile() ?? null;
+	return { path: file, ids, written: file !== null && fs.existsSync(file) };
 }
 
-async function main(): Promise<Json> {
-	const request = JSON.parse(await Bun.stdin.text());
-	switch (request.op) {
-		case "load":
-			return load(request);
-		case "write":
-			return write(request);
-		case "serializeTitleSlot":
-			return { line: serializeTitleSlot(request) };
-		default:
-			throw new Error(`unknown op ${JSON.stringify(request.op)}`);
-	}
+let answer: unknown;
+let code = 0;
+try {
+	const req = JSON.parse(await Bun.stdin.text());
+	if (req.op === "load") answer = await load(req);
+	else if (req.op === "write") answer = await write(req);
+	else if (req.op === "serializeTitleSlot") answer = { line: serializeTitleSlot(req) };
+	else throw new Error(`unknown op: ${req.op}`);
+} catch (error) {
+	answer = { error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+	code = 1;
 }
-
-process.stdout.write(`${JSON.stringify(await main())}\n`);
+process.stdout.write(`${JSON.stringify(answer)}\n`);
+process.exitCode = code;
