@@ -213,13 +213,14 @@ def sample_leaves(path: str | Path, count: int = 24) -> list[str]:
     edits, labels, names, custom entries: where the two rebuilds differ)."""
     ids: list[str] = []
     marked: dict[Any, list[str]] = {}
-    for line in Path(path).read_bytes().splitlines()[1:]:
+    for line in Path(path).read_bytes().splitlines():
         try:
             entry = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue
         eid = entry.get("id") if isinstance(entry, dict) else None
-        if not isinstance(eid, str):
+        # the header is no entry, nor is omp's title slot line before it
+        if not isinstance(eid, str) or entry.get("type") in ("session", "title"):
             continue
         ids.append(eid)
         if entry.get("type") != "message":
