@@ -11,7 +11,7 @@
  * ~/.omp/agent/blobs, a title change records into ~/.omp/agent/history.db. Breadcrumbs are off.
  *
  * Requests
- *   {"op":"load","path":P,"leafId"?:ID|null,"everyLeaf"?:true}
+ *   {"op":"load","path":P,"leafId"?:ID|null,"everyLeaf"?:true,"leaves"?:[ID...]}
  *     SessionManager.open(P) as `omp --resume P` does, then branch(leafId) (resetLeaf() for
  *     null) when leafId is given, then close(). Answers the NORMALIZED STATE:
  *       header   getHeader(): omp's loader has folded the title slot (the 256-byte first line)
@@ -29,8 +29,9 @@
  *       thinkingLevel  buildSessionContext().thinkingLevel (omp answers "off" when none)
  *       context  buildSessionContext().messages (the model context, before convertToLlm)
  *       bytesUnchanged  the file's sha256 and size are the same after the open and the close
- *     With everyLeaf, also "contextAt": {id: {model, thinkingLevel, context}} with the leaf
- *     moved to each entry in turn. An open that throws answers {"error": ..., exit 1}.
+ *     With everyLeaf (or leaves), also "contextAt": {id: {model, thinkingLevel, context}} with
+ *     the leaf moved to each entry (each of leaves) in turn, after bytesUnchanged's read. An
+ *     open that throws answers {"error": ..., exit 1}.
  *   {"op":"write","path":P,"cwd":C,"forkFrom"?:SRC,"steps":[...]}
  *     SessionManager.open(P, undefined, undefined, {initialCwd: C}) as `omp --session P` does:
  *     a missing P is created at once (title slot + header), an existing one is loaded and
@@ -132,7 +133,7 @@ function contextState(manager: Manager) {
 	return { model: modelOf(manager, ctx.models), thinkingLevel: ctx.thinkingLevel ?? null, context: ctx.messages };
 }
 
-async function load(req: { path: string; leafId?: string | null; everyLeaf?: boolean }) {
+async function load(req: { path: string; leafId?: string | null; everyLeaf?: boolean; leaves?: string[] }) {
 	const before = fingerprint(req.path);
 	const manager: Manager = await SessionManager.open(req.path, undefined, undefined, { suppressBreadcrumb: true });
 	if (req.leafId === null) manager.resetLeaf();
@@ -159,11 +160,12 @@ async function load(req: { path: string; leafId?: string | null; everyLeaf?: boo
 	const answer = JSON.parse(JSON.stringify(state));
 	await manager.close();
 	answer.bytesUnchanged = fingerprint(req.path) === before;
-	if (req.everyLeaf) {
+	const leaves: string[] | undefined = req.everyLeaf ? entries.map((entry: { id: string }) => entry.id) : req.leaves;
+	if (leaves) {
 		answer.contextAt = {};
-		for (const entry of entries) {
-			manager.branch(entry.id);
-			answer.contextAt[entry.id] = JSON.parse(JSON.stringify(contextState(manager)));
+		for (const id of leaves) {
+			manager.branch(id);
+			answer.contextAt[id] = JSON.parse(JSON.stringify(contextState(manager)));
 		}
 	}
 	return answer;
