@@ -22,7 +22,8 @@ through the core API the daemon uses (`SessionManager.open(path, read_only=True)
     thinkingLevel  the context's thinking level
     context        the messages the context rebuild gives (before the LLM conversion)
     bytesUnchanged the file's bytes are the same after the reader's open
-    contextAt      (with every_leaf) {entry id: {model, thinkingLevel, context}}
+    contextAt      (with every_leaf, or leaves) {entry id: {model, thinkingLevel, context}}
+                   with the leaf moved to each entry (each id of leaves)
 
 `differences(ours, theirs, agent)` lists every difference after the normalizations below,
 and whether either open changed the file; a test asserts that the list is empty and shows
@@ -40,9 +41,13 @@ NORMALIZATIONS
      JSON number to JavaScript.
   N3 model: sessiontree keeps the context's model as the string "provider/modelId" in
      `models["default"]`; the agents give `{provider, modelId}`. Ours is split at the first
-     "/" (the provider names of the pi family hold no "/"; a model id may). A model the agent
-     holds with undefined members (pi reading `{"model": "openai/gpt-5"}`) prints as `{}`
-     and stays that, a real difference.
+     "/" (the provider names of the pi family hold no "/"; a model id may). A part that
+     reads "undefined" is left out: sessiontree builds the string as JavaScript's template
+     `${provider}/${model}` does, which spells a missing part "undefined", where the agents
+     hold an undefined member (an assistant message without `provider`/`model`: both mean
+     "no model known"). A model the agent holds with undefined members where sessiontree has
+     a real one (pi reading `{"model": "openai/gpt-5"}`) prints as `{}` and stays a
+     difference.
   N4 thinkingLevel: the harness prints an undefined level as null (a file whose
      thinking_level_change has no `thinkingLevel` key; JSON cannot say undefined at the top
      level). A written null stays null on both sides and sessiontree's "off" for it is a
@@ -73,6 +78,8 @@ __all__ = [
     "HarnessError",
     "agent_load",
     "agent_write",
+    "assert_read_alike",
+    "assert_same_shape",
     "assert_same_state",
     "compat_cache",
     "differences",
@@ -80,6 +87,8 @@ __all__ = [
     "normalize",
     "our_state",
     "run_harness",
+    "sample_leaves",
+    "written_shape",
 ]
 
 COMPAT_DIR = Path(__file__).resolve().parent
@@ -171,14 +180,21 @@ def run_harness(agent: Agent, request: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def agent_load(
-    agent: Agent, path: str | Path, leaf_id: Any = UNSET, every_leaf: bool = False
+    agent: Agent,
+    path: str | Path,
+    leaf_id: Any = UNSET,
+    every_leaf: bool = False,
+    leaves: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The NORMALIZED STATE of `path` as the agent's own SessionManager opens it."""
+    """The NORMALIZED STATE of `path` as the agent's own SessionManager opens it; with
+    `every_leaf` (or `leaves`) also `contextAt` for every entry (for those ids)."""
     request: dict[str, Any] = {"op": "load", "path": str(path)}
     if leaf_id is not UNSET:
         request["leafId"] = leaf_id
     if every_leaf:
         request["everyLeaf"] = True
+    elif leaves is not None:
+        request["leaves"] = leaves
     return run_harness(agent, request)
 
 
@@ -194,6 +210,39 @@ def agent_write(
     if fork_from is not None:
         request["forkFrom"] = str(fork_from)
     return run_harness(agent, request)
+
+
+def sample_leaves(path: str | Path, count: int = 24) -> list[str]:
+    """Entry ids of `path` to compare contexts at when every entry would cost too much (a
+    context per entry is quadratic): `count` spread evenly over the file, the last three, and
+    every entry that is not a message (model and thinking changes, compactions, summaries,
+    edits, labels, names, custom entries: where the two rebuilds differ)."""
+    ids: list[str] = []
+    marked: dict[Any, list[str]] = {}
+    for line in Path(path).read_bytes().splitlines():
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        eid = entry.get("id") if isinstance(entry, dict) else None
+        # the header is no entry, nor is omp's title slot line before it
+        if not isinstance(eid, str) or entry.get("type") in ("session", "title"):
+            continue
+        ids.append(eid)
+        if entry.get("type") != "message":
+            marked.setdefault(entry.get("type"), []).append(eid)
+    chosen = _spread(ids, count) + ids[-3:]
+    for same_type in marked.values():
+        chosen += _spread(same_type, 6)  # the first, the last and some between, of each type
+    return list(dict.fromkeys(chosen))
+
+
+def _spread(items: list[str], count: int) -> list[str]:
+    """Up to `count` of `items`, evenly spaced, the first and the last among them."""
+    if len(items) <= count:
+        return list(items)
+    last = len(items) - 1
+    return [items[round(i * last / (count - 1))] for i in range(count)]
 
 
 def fingerprint(path: str | Path) -> str | None:
@@ -216,7 +265,9 @@ def _model(models: Mapping[str, Any]) -> dict[str, Any] | None:
     if not isinstance(value, str):
         return None
     provider, sep, model_id = value.partition("/")
-    return {"provider": provider, "modelId": model_id} if sep else {"provider": value}
+    parts = {"provider": provider, "modelId": model_id} if sep else {"provider": value}
+    # sessiontree spells a missing provider or model as JavaScript's `${undefined}` does
+    return {k: v for k, v in parts.items() if v != "undefined"}
 
 
 def _context_state(ctx: Any) -> dict[str, Any]:
@@ -239,10 +290,15 @@ def _tree(roots: list[Any]) -> list[dict[str, Any]]:
 
 
 def our_state(
-    path: str | Path, leaf_id: Any = UNSET, every_leaf: bool = False, **open_kw: Any
+    path: str | Path,
+    leaf_id: Any = UNSET,
+    every_leaf: bool = False,
+    leaves: list[str] | None = None,
+    **open_kw: Any,
 ) -> dict[str, Any]:
     """The NORMALIZED STATE of `path` as sessiontree reads it (read-only open; `open_kw` go
-    to `SessionManager.open`, e.g. the blob store a writer used)."""
+    to `SessionManager.open`, e.g. the blob store a writer used); with `every_leaf` (or
+    `leaves`) also `contextAt` for every entry (for those ids)."""
     path = str(path)
     before = fingerprint(path)
     mgr = SessionManager.open(path, read_only=True, **open_kw)
@@ -273,11 +329,9 @@ def our_state(
         }
         state["bytesUnchanged"] = fingerprint(path) == before
         if every_leaf:
-            state["contextAt"] = {
-                e["id"]: _context_state(mgr.build_session_context(e["id"]))
-                for e in entries
-                if isinstance(e.get("id"), str)
-            }
+            leaves = [e["id"] for e in entries if isinstance(e.get("id"), str)]
+        if leaves is not None:
+            state["contextAt"] = {i: _context_state(mgr.build_session_context(i)) for i in leaves}
         return state
     finally:
         close = getattr(mgr, "close_quietly", None)
@@ -291,6 +345,18 @@ def normalize(state: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _json(v) for k, v in state.items() if k != "bytesUnchanged"}
 
 
+_ORDER = [
+    "header",
+    "leafId",
+    "labels",
+    "name",
+    "model",
+    "thinkingLevel",
+    "context",
+    "tree",
+    "entries",
+    "contextAt",
+]
 _SHOWN = 160
 _ABSENT = object()
 
@@ -317,13 +383,16 @@ def _walk(ours: Any, theirs: Any, where: str, out: list[tuple[str, Any, Any]]) -
 
 
 def differences(
-    ours: Mapping[str, Any], theirs: Mapping[str, Any], agent: Agent, limit: int = 40
+    ours: Mapping[str, Any], theirs: Mapping[str, Any], agent: Agent, limit: int = 60
 ) -> list[str]:
     """Every difference between the two states (after `normalize`), one line each, and a
     line for each reader whose open changed the file; empty when they agree."""
     found: list[tuple[str, Any, Any]] = []
-    _walk(normalize(ours), normalize(theirs), "", found)
-    lines = [f"{where}: sessiontree {_show(a)} | {agent.name} {_show(b)}" for where, a, b in found[:limit]]
+    a, b = normalize(ours), normalize(theirs)
+    # The summary values first, the long lists after them: a cut list still shows the point.
+    for key in sorted(set(a) | set(b), key=lambda k: (_ORDER.index(k) if k in _ORDER else len(_ORDER), k)):
+        _walk(a.get(key, _ABSENT), b.get(key, _ABSENT), key, found)
+    lines = [f"{where}: sessiontree {_show(x)} | {agent.name} {_show(y)}" for where, x, y in found[:limit]]
     if len(found) > limit:
         lines.append(f"... and {len(found) - limit} more differences")
     if ours.get("bytesUnchanged") is not True:
@@ -341,3 +410,57 @@ def assert_same_state(
     if found:
         head = f"sessiontree and {agent.label} read {what or 'the file'} differently:"
         raise AssertionError("\n".join([head, *(f"  {line}" for line in found)]))
+
+
+#: Up to this many lines a file's contexts are compared at every entry; above, at `sample_leaves`.
+EVERY_LEAF_MAX_LINES = 200
+
+
+def assert_read_alike(agent: Agent, path: str | Path, what: str = "") -> None:
+    """sessiontree (first: its open must not write) and `agent` read `path` alike, at its leaf
+    and with the leaf moved to every entry (a sample of them for a long file)."""
+    lines = Path(path).read_bytes().count(b"\n")
+    if lines <= EVERY_LEAF_MAX_LINES:
+        ours, theirs = our_state(path, every_leaf=True), agent_load(agent, path, every_leaf=True)
+    else:
+        leaves = sample_leaves(path)
+        ours, theirs = our_state(path, leaves=leaves), agent_load(agent, path, leaves=leaves)
+    assert_same_state(ours, theirs, agent, what)
+
+
+#: Keys whose value is another entry's id, in the entries of the pi family.
+_ID_KEYS = ("id", "parentId", "targetId", "fromId", "firstKeptEntryId")
+
+
+def written_shape(path: str | Path, ignore_header: tuple[str, ...] = ()) -> dict[str, Any]:
+    """What a file says, without what differs between two runs of the same operation: the
+    header without its `id` and `timestamp`, each entry without its `timestamp` and with the
+    ids it holds (`id`, `parentId`, `targetId`, `fromId`, `firstKeptEntryId`) replaced by the
+    position ("#n", in file order) of the entry they name. Two writers that performed the same
+    operation on the same input have the same shape (message timestamps are the caller's).
+    `ignore_header` names more header keys to leave out."""
+    values = [orjson.loads(line) for line in Path(path).read_bytes().splitlines() if line.strip()]
+    header = next((v for v in values if v.get("type") == "session"), {})
+    # (omp's title slot line, before the header, is no entry either)
+    entries = [v for v in values if v.get("type") not in ("session", "title")]
+    where = {e["id"]: f"#{i}" for i, e in enumerate(entries) if isinstance(e.get("id"), str)}
+    shaped = []
+    for entry in entries:
+        out = {k: v for k, v in entry.items() if k != "timestamp"}
+        for key in _ID_KEYS:
+            if isinstance(out.get(key), str):
+                out[key] = where.get(out[key], f"<not in the file: {out[key]}>")
+        shaped.append(out)
+    dropped = ("id", "timestamp", *ignore_header)
+    return {"header": {k: v for k, v in header.items() if k not in dropped}, "entries": shaped}
+
+
+def assert_same_shape(
+    ours: str | Path, theirs: str | Path, agent: Agent, what: str, ignore_header: tuple[str, ...] = ()
+) -> None:
+    """sessiontree's file and the agent's, written by the same operation, say the same."""
+    found: list[tuple[str, Any, Any]] = []
+    _walk(written_shape(ours, ignore_header), written_shape(theirs, ignore_header), "", found)
+    if found:
+        lines = [f"  {w}: sessiontree {_show(a)} | {agent.name} {_show(b)}" for w, a, b in found[:40]]
+        raise AssertionError("\n".join([f"sessiontree and {agent.label} write {what} differently:", *lines]))
