@@ -22,7 +22,8 @@ through the core API the daemon uses (`SessionManager.open(path, read_only=True)
     thinkingLevel  the context's thinking level
     context        the messages the context rebuild gives (before the LLM conversion)
     bytesUnchanged the file's bytes are the same after the reader's open
-    contextAt      (with every_leaf) {entry id: {model, thinkingLevel, context}}
+    contextAt      (with every_leaf, or leaves) {entry id: {model, thinkingLevel, context}}
+                   with the leaf moved to each entry (each id of leaves)
 
 `differences(ours, theirs, agent)` lists every difference after the normalizations below,
 and whether either open changed the file; a test asserts that the list is empty and shows
@@ -73,6 +74,7 @@ __all__ = [
     "HarnessError",
     "agent_load",
     "agent_write",
+    "assert_read_alike",
     "assert_same_state",
     "compat_cache",
     "differences",
@@ -80,6 +82,7 @@ __all__ = [
     "normalize",
     "our_state",
     "run_harness",
+    "sample_leaves",
 ]
 
 COMPAT_DIR = Path(__file__).resolve().parent
@@ -171,14 +174,21 @@ def run_harness(agent: Agent, request: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def agent_load(
-    agent: Agent, path: str | Path, leaf_id: Any = UNSET, every_leaf: bool = False
+    agent: Agent,
+    path: str | Path,
+    leaf_id: Any = UNSET,
+    every_leaf: bool = False,
+    leaves: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The NORMALIZED STATE of `path` as the agent's own SessionManager opens it."""
+    """The NORMALIZED STATE of `path` as the agent's own SessionManager opens it; with
+    `every_leaf` (or `leaves`) also `contextAt` for every entry (for those ids)."""
     request: dict[str, Any] = {"op": "load", "path": str(path)}
     if leaf_id is not UNSET:
         request["leafId"] = leaf_id
     if every_leaf:
         request["everyLeaf"] = True
+    elif leaves is not None:
+        request["leaves"] = leaves
     return run_harness(agent, request)
 
 
@@ -194,6 +204,38 @@ def agent_write(
     if fork_from is not None:
         request["forkFrom"] = str(fork_from)
     return run_harness(agent, request)
+
+
+def sample_leaves(path: str | Path, count: int = 24) -> list[str]:
+    """Entry ids of `path` to compare contexts at when every entry would cost too much (a
+    context per entry is quadratic): `count` spread evenly over the file, the last three, and
+    every entry that is not a message (model and thinking changes, compactions, summaries,
+    edits, labels, names, custom entries: where the two rebuilds differ)."""
+    ids: list[str] = []
+    marked: dict[Any, list[str]] = {}
+    for line in Path(path).read_bytes().splitlines()[1:]:
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        eid = entry.get("id") if isinstance(entry, dict) else None
+        if not isinstance(eid, str):
+            continue
+        ids.append(eid)
+        if entry.get("type") != "message":
+            marked.setdefault(entry.get("type"), []).append(eid)
+    chosen = _spread(ids, count) + ids[-3:]
+    for same_type in marked.values():
+        chosen += _spread(same_type, 6)  # the first, the last and some between, of each type
+    return list(dict.fromkeys(chosen))
+
+
+def _spread(items: list[str], count: int) -> list[str]:
+    """Up to `count` of `items`, evenly spaced, the first and the last among them."""
+    if len(items) <= count:
+        return list(items)
+    last = len(items) - 1
+    return [items[round(i * last / (count - 1))] for i in range(count)]
 
 
 def fingerprint(path: str | Path) -> str | None:
@@ -239,10 +281,15 @@ def _tree(roots: list[Any]) -> list[dict[str, Any]]:
 
 
 def our_state(
-    path: str | Path, leaf_id: Any = UNSET, every_leaf: bool = False, **open_kw: Any
+    path: str | Path,
+    leaf_id: Any = UNSET,
+    every_leaf: bool = False,
+    leaves: list[str] | None = None,
+    **open_kw: Any,
 ) -> dict[str, Any]:
     """The NORMALIZED STATE of `path` as sessiontree reads it (read-only open; `open_kw` go
-    to `SessionManager.open`, e.g. the blob store a writer used)."""
+    to `SessionManager.open`, e.g. the blob store a writer used); with `every_leaf` (or
+    `leaves`) also `contextAt` for every entry (for those ids)."""
     path = str(path)
     before = fingerprint(path)
     mgr = SessionManager.open(path, read_only=True, **open_kw)
@@ -273,11 +320,9 @@ def our_state(
         }
         state["bytesUnchanged"] = fingerprint(path) == before
         if every_leaf:
-            state["contextAt"] = {
-                e["id"]: _context_state(mgr.build_session_context(e["id"]))
-                for e in entries
-                if isinstance(e.get("id"), str)
-            }
+            leaves = [e["id"] for e in entries if isinstance(e.get("id"), str)]
+        if leaves is not None:
+            state["contextAt"] = {i: _context_state(mgr.build_session_context(i)) for i in leaves}
         return state
     finally:
         close = getattr(mgr, "close_quietly", None)
@@ -341,3 +386,19 @@ def assert_same_state(
     if found:
         head = f"sessiontree and {agent.label} read {what or 'the file'} differently:"
         raise AssertionError("\n".join([head, *(f"  {line}" for line in found)]))
+
+
+#: Up to this many lines a file's contexts are compared at every entry; above, at `sample_leaves`.
+EVERY_LEAF_MAX_LINES = 200
+
+
+def assert_read_alike(agent: Agent, path: str | Path, what: str = "") -> None:
+    """sessiontree (first: its open must not write) and `agent` read `path` alike, at its leaf
+    and with the leaf moved to every entry (a sample of them for a long file)."""
+    lines = Path(path).read_bytes().count(b"\n")
+    if lines <= EVERY_LEAF_MAX_LINES:
+        ours, theirs = our_state(path, every_leaf=True), agent_load(agent, path, every_leaf=True)
+    else:
+        leaves = sample_leaves(path)
+        ours, theirs = our_state(path, leaves=leaves), agent_load(agent, path, leaves=leaves)
+    assert_same_state(ours, theirs, agent, what)
