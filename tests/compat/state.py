@@ -41,9 +41,13 @@ NORMALIZATIONS
      JSON number to JavaScript.
   N3 model: sessiontree keeps the context's model as the string "provider/modelId" in
      `models["default"]`; the agents give `{provider, modelId}`. Ours is split at the first
-     "/" (the provider names of the pi family hold no "/"; a model id may). A model the agent
-     holds with undefined members (pi reading `{"model": "openai/gpt-5"}`) prints as `{}`
-     and stays that, a real difference.
+     "/" (the provider names of the pi family hold no "/"; a model id may). A part that
+     reads "undefined" is left out: sessiontree builds the string as JavaScript's template
+     `${provider}/${model}` does, which spells a missing part "undefined", where the agents
+     hold an undefined member (an assistant message without `provider`/`model`: both mean
+     "no model known"). A model the agent holds with undefined members where sessiontree has
+     a real one (pi reading `{"model": "openai/gpt-5"}`) prints as `{}` and stays a
+     difference.
   N4 thinkingLevel: the harness prints an undefined level as null (a file whose
      thinking_level_change has no `thinkingLevel` key; JSON cannot say undefined at the top
      level). A written null stays null on both sides and sessiontree's "off" for it is a
@@ -75,6 +79,7 @@ __all__ = [
     "agent_load",
     "agent_write",
     "assert_read_alike",
+    "assert_same_shape",
     "assert_same_state",
     "compat_cache",
     "differences",
@@ -83,6 +88,7 @@ __all__ = [
     "our_state",
     "run_harness",
     "sample_leaves",
+    "written_shape",
 ]
 
 COMPAT_DIR = Path(__file__).resolve().parent
@@ -258,7 +264,9 @@ def _model(models: Mapping[str, Any]) -> dict[str, Any] | None:
     if not isinstance(value, str):
         return None
     provider, sep, model_id = value.partition("/")
-    return {"provider": provider, "modelId": model_id} if sep else {"provider": value}
+    parts = {"provider": provider, "modelId": model_id} if sep else {"provider": value}
+    # sessiontree spells a missing provider or model as JavaScript's `${undefined}` does
+    return {k: v for k, v in parts.items() if v != "undefined"}
 
 
 def _context_state(ctx: Any) -> dict[str, Any]:
@@ -402,3 +410,39 @@ def assert_read_alike(agent: Agent, path: str | Path, what: str = "") -> None:
         leaves = sample_leaves(path)
         ours, theirs = our_state(path, leaves=leaves), agent_load(agent, path, leaves=leaves)
     assert_same_state(ours, theirs, agent, what)
+
+
+#: Keys whose value is another entry's id, in the entries of the pi family.
+_ID_KEYS = ("id", "parentId", "targetId", "fromId", "firstKeptEntryId")
+
+
+def written_shape(path: str | Path, ignore_header: tuple[str, ...] = ()) -> dict[str, Any]:
+    """What a file says, without what differs between two runs of the same operation: the
+    header without its `id` and `timestamp`, each entry without its `timestamp` and with the
+    ids it holds (`id`, `parentId`, `targetId`, `fromId`, `firstKeptEntryId`) replaced by the
+    position ("#n", in file order) of the entry they name. Two writers that performed the same
+    operation on the same input have the same shape (message timestamps are the caller's).
+    `ignore_header` names more header keys to leave out."""
+    values = [orjson.loads(line) for line in Path(path).read_bytes().splitlines() if line.strip()]
+    header, entries = values[0], values[1:]
+    where = {e["id"]: f"#{i}" for i, e in enumerate(entries) if isinstance(e.get("id"), str)}
+    shaped = []
+    for entry in entries:
+        out = {k: v for k, v in entry.items() if k != "timestamp"}
+        for key in _ID_KEYS:
+            if isinstance(out.get(key), str):
+                out[key] = where.get(out[key], f"<not in the file: {out[key]}>")
+        shaped.append(out)
+    dropped = ("id", "timestamp", *ignore_header)
+    return {"header": {k: v for k, v in header.items() if k not in dropped}, "entries": shaped}
+
+
+def assert_same_shape(
+    ours: str | Path, theirs: str | Path, agent: Agent, what: str, ignore_header: tuple[str, ...] = ()
+) -> None:
+    """sessiontree's file and the agent's, written by the same operation, say the same."""
+    found: list[tuple[str, Any, Any]] = []
+    _walk(written_shape(ours, ignore_header), written_shape(theirs, ignore_header), "", found)
+    if found:
+        lines = [f"  {w}: sessiontree {_show(a)} | {agent.name} {_show(b)}" for w, a, b in found[:40]]
+        raise AssertionError("\n".join([f"sessiontree and {agent.label} write {what} differently:", *lines]))
