@@ -344,6 +344,18 @@ def normalize(state: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _json(v) for k, v in state.items() if k != "bytesUnchanged"}
 
 
+_ORDER = [
+    "header",
+    "leafId",
+    "labels",
+    "name",
+    "model",
+    "thinkingLevel",
+    "context",
+    "tree",
+    "entries",
+    "contextAt",
+]
 _SHOWN = 160
 _ABSENT = object()
 
@@ -370,13 +382,16 @@ def _walk(ours: Any, theirs: Any, where: str, out: list[tuple[str, Any, Any]]) -
 
 
 def differences(
-    ours: Mapping[str, Any], theirs: Mapping[str, Any], agent: Agent, limit: int = 40
+    ours: Mapping[str, Any], theirs: Mapping[str, Any], agent: Agent, limit: int = 60
 ) -> list[str]:
     """Every difference between the two states (after `normalize`), one line each, and a
     line for each reader whose open changed the file; empty when they agree."""
     found: list[tuple[str, Any, Any]] = []
-    _walk(normalize(ours), normalize(theirs), "", found)
-    lines = [f"{where}: sessiontree {_show(a)} | {agent.name} {_show(b)}" for where, a, b in found[:limit]]
+    a, b = normalize(ours), normalize(theirs)
+    # The summary values first, the long lists after them: a cut list still shows the point.
+    for key in sorted(set(a) | set(b), key=lambda k: (_ORDER.index(k) if k in _ORDER else len(_ORDER), k)):
+        _walk(a.get(key, _ABSENT), b.get(key, _ABSENT), key, found)
+    lines = [f"{where}: sessiontree {_show(x)} | {agent.name} {_show(y)}" for where, x, y in found[:limit]]
     if len(found) > limit:
         lines.append(f"... and {len(found) - limit} more differences")
     if ours.get("bytesUnchanged") is not True:
