@@ -219,13 +219,14 @@ def sample_leaves(path: str | Path, count: int = 24) -> list[str]:
     edits, labels, names, custom entries: where the two rebuilds differ)."""
     ids: list[str] = []
     marked: dict[Any, list[str]] = {}
-    for line in Path(path).read_bytes().splitlines()[1:]:
+    for line in Path(path).read_bytes().splitlines():
         try:
             entry = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue
         eid = entry.get("id") if isinstance(entry, dict) else None
-        if not isinstance(eid, str):
+        # the header is no entry, nor is omp's title slot line before it
+        if not isinstance(eid, str) or entry.get("type") in ("session", "title"):
             continue
         ids.append(eid)
         if entry.get("type") != "message":
@@ -439,7 +440,9 @@ def written_shape(path: str | Path, ignore_header: tuple[str, ...] = ()) -> dict
     operation on the same input have the same shape (message timestamps are the caller's).
     `ignore_header` names more header keys to leave out."""
     values = [orjson.loads(line) for line in Path(path).read_bytes().splitlines() if line.strip()]
-    header, entries = values[0], values[1:]
+    header = next((v for v in values if v.get("type") == "session"), {})
+    # (omp's title slot line, before the header, is no entry either)
+    entries = [v for v in values if v.get("type") not in ("session", "title")]
     where = {e["id"]: f"#{i}" for i, e in enumerate(entries) if isinstance(e.get("id"), str)}
     shaped = []
     for entry in entries:
