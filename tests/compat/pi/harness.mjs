@@ -9,7 +9,7 @@
 // the class pi itself opens and writes sessions with.
 //
 // Requests
-//   {"op":"load","path":P,"leafId"?:ID|null,"everyLeaf"?:true}
+//   {"op":"load","path":P,"leafId"?:ID|null,"everyLeaf"?:true,"leaves"?:[ID...]}
 //     SessionManager.open(P) (the session directory is the file's), then branch(leafId)
 //     (resetLeaf() for null) when leafId is given. Answers the NORMALIZED STATE:
 //       header   getHeader()
@@ -22,8 +22,8 @@
 //       thinkingLevel  buildSessionContext().thinkingLevel (null when null or undefined)
 //       context  buildSessionContext().messages (AgentMessages, before convertToLlm)
 //       bytesUnchanged  the file's sha256 and size are the same after all of the above
-//     With everyLeaf, also "contextAt": {id: {model, thinkingLevel, context}} with the leaf
-//     moved to each entry in turn (the last step of the answer, after bytesUnchanged's read).
+//     With everyLeaf (or leaves), also "contextAt": {id: {model, thinkingLevel, context}} with
+//     the leaf moved to each entry (each of leaves) in turn, after bytesUnchanged's read.
 //   {"op":"write","path":P,"cwd":C,"forkFrom"?:SRC,"steps":[...]}
 //     Opens P with SessionManager.open(P, undefined, C) (a missing file starts a new session
 //     at P whose header cwd is C), or, with forkFrom, SessionManager.forkFrom(SRC, C,
@@ -115,11 +115,12 @@ function load(req) {
 		context,
 	};
 	state.bytesUnchanged = fingerprint(req.path) === before;
-	if (req.everyLeaf) {
+	const leaves = req.everyLeaf ? entries.map((entry) => entry.id) : req.leaves;
+	if (leaves) {
 		state.contextAt = {};
-		for (const entry of entries) {
-			sm.branch(entry.id);
-			state.contextAt[entry.id] = contextState(sm);
+		for (const id of leaves) {
+			sm.branch(id);
+			state.contextAt[id] = contextState(sm);
 		}
 	}
 	return state;
