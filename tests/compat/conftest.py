@@ -70,12 +70,22 @@ class Work:
         return self.sessions / name
 
 
+#: The agent directory each agent keeps its sessions in, below the test's home.
+_AGENT_DIRS = {"pi": (".pi", "agent"), "omp": (".omp", "agent")}
+
+
 @pytest.fixture
-def work(tmp_path: Path) -> Work:
+def work(tmp_path: Path, request: pytest.FixtureRequest) -> Work:
+    """The test's project and sessions directory: inside the agent directory of the agent
+    the test module is about (``test_pi_*``, ``test_omp_*``), as a real session file lives,
+    so that a session sessiontree starts there speaks that agent's dialect (a fresh file
+    takes the dialect of the agent directory it lives in; docs/storage-format.md)."""
+    module = request.module.__name__.rsplit(".", 1)[-1]
+    agent = "omp" if module.startswith("test_omp") else "pi"
     cwd = tmp_path / "proj"
-    sessions = tmp_path / "sessions"
+    sessions = tmp_path.joinpath(*_AGENT_DIRS[agent], "sessions", "--proj--")
     cwd.mkdir()
-    sessions.mkdir()
+    sessions.mkdir(parents=True)
     return Work(cwd=cwd, sessions=sessions)
 
 

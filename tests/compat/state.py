@@ -152,10 +152,27 @@ UNSET: Any = _Unset()
 """`leaf_id` not given: the leaf stays where the open put it."""
 
 
+def agent_dir_of(path: Any) -> str | None:
+    """The agent directory a session file lives in: the parent of the ``sessions``
+    directory above it (``<agent dir>/sessions/<cwd>/<file>``), or None."""
+    if not isinstance(path, str):
+        return None
+    p = Path(path).resolve()
+    for parent in p.parents:
+        if parent.name == "sessions":
+            return str(parent.parent)
+    return None
+
+
 def run_harness(agent: Agent, request: Mapping[str, Any]) -> dict[str, Any]:
     """One request to the agent's harness; its JSON answer. Raises `HarnessError`."""
     env = dict(os.environ)
     env["SESSIONTREE_COMPAT_CACHE"] = str(compat_cache())
+    agent_dir = agent_dir_of(request.get("path"))
+    if agent_dir is not None:
+        # The agent runs with the agent directory the file lives in, as it does for a file
+        # of its own (its blobs, settings and indexes there, never the real home's).
+        env["PI_CODING_AGENT_DIR"] = agent_dir
     proc = subprocess.run(
         [str(agent.runtime_path()), str(agent.harness)],
         input=json.dumps(request).encode(),
@@ -271,8 +288,11 @@ def _model(models: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _context_state(ctx: Any) -> dict[str, Any]:
+    # N3: the model the file's agent takes up (pi: its selected model, members it holds
+    # undefined left out; omp: the first it restores), as {provider, modelId}
+    model = ctx.model if ctx.dialect == "pi" else _model({"default": ctx.model_to_restore()})
     return {
-        "model": _model(ctx.models),
+        "model": model,
         "thinkingLevel": ctx.thinking_level,
         "context": _json(ctx.messages),
     }
@@ -315,16 +335,19 @@ def our_state(
             if label is not None:
                 labels[eid] = label
         summary = summarize_file(path)
+        name = mgr.get_session_name()
+        assert summary is None or name is None or summary.title == name, (summary.title, name)
         state: dict[str, Any] = {
             "header": _json(mgr.get_header()),
             "entries": _json(entries),
             "tree": _tree(mgr.get_tree()),
             "leafId": mgr.get_leaf_id(),
             "labels": labels,
-            # The title a listing and the tree show (`SessionInfo.title`, the first choice of
-            # `discovery.names.display_name`): the header's, else the last compaction's short
-            # summary. pi's counterpart is getSessionName(), not its first-message fallback.
-            "name": summary.title if summary is not None else None,
+            # The session's name by the rule of the file's agent, the agents' getSessionName()
+            # (pi: its latest session_info; omp: the title slot folded into the header). A
+            # listing shows it too: `SessionInfo.title` is that name when there is one (it
+            # falls back to a compaction's short summary, as omp's listing does, only without).
+            "name": mgr.get_session_name(),
             **_context_state(mgr.build_session_context()),
         }
         state["bytesUnchanged"] = fingerprint(path) == before

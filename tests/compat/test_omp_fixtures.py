@@ -1,4 +1,4 @@
-"""Real session files of the pi family (../shared/fixtures/real, README there) between
+"""oh-my-pi's real session files (../shared/fixtures/real, README there; compat/corpus.py) between
 sessiontree and omp 18 (issue 31): each file as it is, after a few appends of sessiontree's
 (omp reads them), and after one append of omp's (sessiontree reads it). A copy is used each
 time; the shared files are never written.
@@ -15,6 +15,7 @@ from sessiontree.core.session import SessionManager
 from shared_data import REAL_CORPUS, shared_fixture, shared_fixture_path
 
 from compat.conftest import Work
+from compat.corpus import HEADERLESS, OMP_FILES, WITHOUT_IDS
 from compat.omp.cases import assistant, user
 from compat.state import (
     Agent,
@@ -26,35 +27,10 @@ from compat.state import (
     our_state,
 )
 
-#: The pi-family files of the corpus (the Claude Code and Codex transcripts are not sessions).
-PI_FAMILY = [
-    "carlesba-pi-skill-memory-session.jsonl",
-    "dexter-v3-pi-session.jsonl",
-    "kimchi-dev-session.jsonl",
-    "kirgadjello-crew-planner-header-only.jsonl",
-    "omp-pinion05-03-raddit-dashboard-pr.jsonl",
-    "omp-pinion05-04-awesome-agent-ide.jsonl",
-    "paradocs-session.jsonl",
-    "pidoctor-v3-no-ids.jsonl",
-    "pimono-before-compaction.jsonl",
-    "pimono-d5dde00d-root-session.jsonl",
-    "pimono-large-session.jsonl",
-    "twkrash-pi-0.85.1-branching.jsonl",
-    "welpy-session.jsonl",
-    "../real-v1-session.jsonl",
-]
-#: Files whose entries carry no ids (v1, and pidoctor's v3 header over id-less entries): each
-#: reader makes ids up in memory (omp at random), so their read-only states cannot be
-#: compared id for id; after a write both read the ids the writer put in the file.
-NO_IDS = {
-    "pimono-before-compaction.jsonl",
-    "pimono-d5dde00d-root-session.jsonl",
-    "pimono-large-session.jsonl",
-    "pidoctor-v3-no-ids.jsonl",
-    "../real-v1-session.jsonl",
-}
-#: Files without a session header: neither reader opens them.
-NO_HEADER = ["omp-pinion05-01-youtube-transcript-extraction.jsonl"]
+#: oh-my-pi's files of the corpus (compat/corpus.py: pi's files are compared with pi).
+OMP_FAMILY = OMP_FILES
+NO_IDS = WITHOUT_IDS
+NO_HEADER = HEADERLESS
 
 
 def copy_of(name: str, work: Work) -> Path:
@@ -70,12 +46,12 @@ def compare(agent: Agent, path: Path, what: str) -> None:
     assert_read_alike(agent, path, what)
 
 
-@pytest.mark.parametrize("name", [n for n in PI_FAMILY if n not in NO_IDS])
+@pytest.mark.parametrize("name", [n for n in OMP_FAMILY if n not in NO_IDS])
 def test_real_file_as_it_is(omp: Agent, work: Work, name: str) -> None:
     compare(omp, copy_of(name, work), name)
 
 
-@pytest.mark.parametrize("name", PI_FAMILY)
+@pytest.mark.parametrize("name", OMP_FAMILY)
 def test_real_file_after_sessiontree_appends(omp: Agent, work: Work, name: str) -> None:
     path = copy_of(name, work)
     m = SessionManager.open(str(path))
@@ -88,7 +64,7 @@ def test_real_file_after_sessiontree_appends(omp: Agent, work: Work, name: str) 
     compare(omp, path, f"{name} after sessiontree's appends")
 
 
-@pytest.mark.parametrize("name", PI_FAMILY)
+@pytest.mark.parametrize("name", OMP_FAMILY)
 def test_real_file_after_omp_appends(omp: Agent, work: Work, name: str) -> None:
     path = copy_of(name, work)
     agent_write(
@@ -112,5 +88,5 @@ def test_corpus_names_are_the_shared_ones() -> None:
     """The lists above name files that exist (a renamed corpus file must not drop out silently)."""
     if not REAL_CORPUS.is_dir():
         pytest.skip(f"{REAL_CORPUS} is not present (../shared beside the repository)")
-    for name in [*PI_FAMILY, *NO_HEADER]:
+    for name in [*OMP_FAMILY, *NO_HEADER]:
         assert shared_fixture_path(f"real/{name}").is_file(), name

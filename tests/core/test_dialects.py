@@ -14,9 +14,21 @@ import pytest
 from sessiontree.core import SessionManager
 from sessiontree.core.discovery.summary import summarize_file
 from sessiontree.core.format.dialects import Dialect, Evidence, home_dialect, id_dialect
-from sessiontree.core.format.title_slot import SLOT_BYTES, TitleSlot, fold_into_header, serialize_slot, split_slot
+from sessiontree.core.format.title_slot import (
+    SLOT_BYTES,
+    TitleSlot,
+    fold_into_header,
+    serialize_slot,
+    split_slot,
+)
 
-HEADER = {"type": "session", "version": 3, "id": "01a24176-cba1-7621-b665-ce691883e79b", "timestamp": "2026-12-04T14:30:34.145Z", "cwd": "/proj"}
+HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "01a24176-cba1-7621-b665-ce691883e79b",
+    "timestamp": "2026-12-04T14:30:34.145Z",
+    "cwd": "/proj",
+}
 
 
 def _line(obj: dict[str, Any]) -> bytes:
@@ -25,18 +37,36 @@ def _line(obj: dict[str, Any]) -> bytes:
 
 def _entries() -> list[dict[str, Any]]:
     return [
-        {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-12-04T14:30:35.000Z", "message": {"role": "user", "content": "hello", "timestamp": 1}},
+        {
+            "type": "message",
+            "id": "u1",
+            "parentId": None,
+            "timestamp": "2026-12-04T14:30:35.000Z",
+            "message": {"role": "user", "content": "hello", "timestamp": 1},
+        },
         {
             "type": "message",
             "id": "a1",
             "parentId": "u1",
             "timestamp": "2026-12-04T14:30:36.000Z",
-            "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}], "provider": "anthropic", "model": "claude", "stopReason": "stop", "timestamp": 2},
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "hi"}],
+                "provider": "anthropic",
+                "model": "claude",
+                "stopReason": "stop",
+                "timestamp": 2,
+            },
         },
     ]
 
 
-def _omp_file(path: Path, title: str = "Omp title", source: str | None = "user", entries: list[dict[str, Any]] | None = None) -> Path:
+def _omp_file(
+    path: Path,
+    title: str = "Omp title",
+    source: str | None = "user",
+    entries: list[dict[str, Any]] | None = None,
+) -> Path:
     data = serialize_slot(title, source, "2026-12-04T14:30:40.000Z") + _line(HEADER)
     for e in entries if entries is not None else _entries():
         data += _line(e)
@@ -51,7 +81,9 @@ def _omp_file(path: Path, title: str = "Omp title", source: str | None = "user",
 def test_the_slot_is_256_bytes_in_omps_key_order_with_or_without_a_source() -> None:
     line = serialize_slot("Fix the build", "user", "2026-12-04T14:31:37.145Z")
     assert len(line) == SLOT_BYTES and line.endswith(b'"}\n')
-    assert line.startswith(b'{"type":"title","v":1,"title":"Fix the build","source":"user","updatedAt":"2026-12-04T14:31:37.145Z","pad":"')
+    assert line.startswith(
+        b'{"type":"title","v":1,"title":"Fix the build","source":"user","updatedAt":"2026-12-04T14:31:37.145Z","pad":"'
+    )
     bare = serialize_slot("", None, "2026-12-04T14:31:37.145Z")
     assert len(bare) == SLOT_BYTES
     assert bare.startswith(b'{"type":"title","v":1,"title":"","updatedAt":')
@@ -66,7 +98,24 @@ def test_a_long_title_is_cut_by_whole_code_points_to_fit() -> None:
     assert title.startswith(slot.title) and 0 < len(slot.title) < len(title)
     # the longest prefix that fits: one more character would not
     one_more = title[: len(slot.title) + 1]
-    assert len(json.dumps({"type": "title", "v": 1, "title": one_more, "source": "user", "updatedAt": "2026-12-04T14:31:37.145Z", "pad": ""}, separators=(",", ":"), ensure_ascii=False).encode()) + 1 > SLOT_BYTES
+    assert (
+        len(
+            json.dumps(
+                {
+                    "type": "title",
+                    "v": 1,
+                    "title": one_more,
+                    "source": "user",
+                    "updatedAt": "2026-12-04T14:31:37.145Z",
+                    "pad": "",
+                },
+                separators=(",", ":"),
+                ensure_ascii=False,
+            ).encode()
+        )
+        + 1
+        > SLOT_BYTES
+    )
 
 
 @pytest.mark.parametrize(
@@ -123,8 +172,19 @@ def test_an_omp_file_opens_the_same_from_the_index_cache(tmp_path: Path) -> None
 def test_listings_show_omp_titles_and_pi_names(tmp_path: Path) -> None:
     omp = _omp_file(tmp_path / "s" / "omp.jsonl")
     pi = tmp_path / "s" / "pi.jsonl"
-    named = [*_entries(), {"type": "session_info", "id": "n1", "parentId": "a1", "timestamp": "2026-12-04T14:31:00.000Z", "name": "  Pi name  "}]
-    pi.write_bytes(_line({**HEADER, "title": "a header title pi never reads"}) + b"".join(_line(e) for e in named))
+    named = [
+        *_entries(),
+        {
+            "type": "session_info",
+            "id": "n1",
+            "parentId": "a1",
+            "timestamp": "2026-12-04T14:31:00.000Z",
+            "name": "  Pi name  ",
+        },
+    ]
+    pi.write_bytes(
+        _line({**HEADER, "title": "a header title pi never reads"}) + b"".join(_line(e) for e in named)
+    )
     s_omp, s_pi = summarize_file(str(omp)), summarize_file(str(pi))
     assert s_omp is not None and s_omp.title == "Omp title" and s_omp.dialect == "omp"
     assert s_pi is not None and s_pi.title == "Pi name" and s_pi.dialect == "pi"
@@ -186,13 +246,18 @@ def test_pi_files_get_pis_words(tmp_path: Path) -> None:
     m.append_thinking_level_change(None)
     assert m.set_session_name("Pi\nname", "user")
     big = "A" * 4096
-    m.append_message({"role": "user", "content": [{"type": "image", "data": big, "mimeType": "image/png"}], "timestamp": 3})
+    m.append_message(
+        {"role": "user", "content": [{"type": "image", "data": big, "mimeType": "image/png"}], "timestamp": 3}
+    )
     m.close()
     path = m.get_session_file()
     assert path is not None
     lines = [json.loads(x) for x in Path(path).read_bytes().splitlines()]
     by_type = {e["type"]: e for e in lines[1:]}
-    assert {k: by_type["model_change"][k] for k in ("provider", "modelId")} == {"provider": "openai", "modelId": "gpt-5"}
+    assert {k: by_type["model_change"][k] for k in ("provider", "modelId")} == {
+        "provider": "openai",
+        "modelId": "gpt-5",
+    }
     assert "model" not in by_type["model_change"]
     assert by_type["thinking_level_change"]["thinkingLevel"] == "off"  # pi keeps a null as null
     assert by_type["session_info"]["name"] == "Pi name"
@@ -206,18 +271,26 @@ def test_pi_files_get_pis_words(tmp_path: Path) -> None:
 # --- detection ---------------------------------------------------------------------------
 
 
-def test_detection_follows_the_content_first_then_the_dir_then_the_id() -> None:
+def test_detection_follows_the_content_first_then_the_dir_then_the_words() -> None:
     ev = Evidence(False, {"id": "0123456789abcdef"})
     assert ev.dialect() is Dialect.XCSH
     assert ev.dialect(Dialect.PI) is Dialect.PI  # the dir beats an id's hint
     ev.see({"type": "message", "message": {"role": "system", "content": ""}})
-    assert ev.dialect(Dialect.OMP) is Dialect.PI  # what the file holds beats the dir
+    assert ev.dialect(Dialect.OMP) is Dialect.PI  # what only pi writes beats the dir
     ev.see({"type": "reset_boundary"})
     assert ev.dialect() is Dialect.OMP
     assert Evidence(True).dialect(Dialect.PI) is Dialect.OMP  # a title slot is omp's
-    xc = Evidence(False, {"id": "01a24176-cba1-7621-b665-ce691883e79b"})
-    xc.see({"type": "model_change", "model": "openai/gpt-5"})
-    assert xc.dialect() is Dialect.XCSH and xc.dialect(Dialect.OMP) is Dialect.OMP
+    # sessiontree's own words left in a pi session do not make it another agent's file
+    junk = Evidence(False, {"id": "01a24176-cba1-7621-b665-ce691883e79b"})
+    junk.see({"type": "model_change", "model": "openai/gpt-5"})
+    assert junk.dialect(Dialect.PI) is Dialect.PI
+    assert junk.dialect() is Dialect.OMP  # outside any agent dir: the omp/xcsh family...
+    xcsh = Evidence(False, {"id": "0123456789abcdef"})
+    xcsh.see({"type": "model_change", "model": "openai/gpt-5"})
+    assert xcsh.dialect() is Dialect.XCSH  # ... xcsh's by its snowflake id
+    legacy = Evidence(False, {"id": "sess-1"})
+    legacy.see({"type": "model_change", "provider": "p", "modelId": "m"})
+    assert legacy.dialect() is Dialect.PI and legacy.dialect(Dialect.OMP) is Dialect.OMP
     assert Evidence(False, {"id": "01a24176-cba1-7621-b665-ce691883e79b"}).dialect() is Dialect.PI
 
 

@@ -295,13 +295,8 @@ CASES: dict[str, list[dict[str, Any]]] = {
         },
     ],
     "custom_entry": [{"op": "custom_entry", "customType": "todo", "data": {"items": ["a", "b"]}}],
-    "context_notes": [
-        {
-            "op": "custom_entry",
-            "customType": "experimental_context_notes",
-            "data": {"version": 1, "text": "remember a"},
-        }
-    ],
+    # (omp's experimental, opt-in context notes are not here: omp renders them through its
+    # own prompt template engine, which sessiontree does not reproduce; docs/storage-format.md)
     "custom_message_shown": [
         {
             "op": "custom_message",

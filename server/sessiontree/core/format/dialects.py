@@ -167,26 +167,35 @@ class Evidence:
         self.info_name = name
 
     def detected(self) -> Dialect | None:
-        """The dialect the file's content shows, or None when nothing in it is one agent's."""
+        """The dialect the file's content proves (only one agent writes what it holds), or
+        None: oh-my-pi's title slot and entry types, pi's entry types and fields."""
         if self.has_slot or self.types & OMP_ONLY_TYPES:
             return Dialect.OMP
-        if self.types & PI_ONLY_TYPES or self.model_change_pi or self.pi_fields:
+        if self.types & PI_ONLY_TYPES or self.pi_fields:
             return Dialect.PI
-        if self.types & OMP_XCSH_TYPES or self.model_change_model:
-            return Dialect.XCSH
         return None
 
     def dialect(self, home: Dialect | None = None) -> Dialect:
-        """The file's dialect: what its entries show; else the agent dir's (``home``); else
-        what its session id hints at; else xcsh. A file of the omp/xcsh family in
-        oh-my-pi's agent dir is oh-my-pi's."""
+        """The file's dialect, from the strongest evidence there is:
+
+        1. what its content proves (`detected`);
+        2. the agent directory it lives in (``home``): that agent reads and writes it, even
+           when another tool left its own words in it (sessiontree's ``model_change
+           {model}`` in a pi session, the reason for all this);
+        3. words of the omp/xcsh family (``model_change {model}``, xcsh's entry types):
+           xcsh's with xcsh's snowflake session id, else oh-my-pi's;
+        4. pi's ``model_change {provider, modelId}`` (which older files of every agent hold);
+        5. what the session id hints at (`id_dialect`); else xcsh, sessiontree's reference.
+        """
         found = self.detected()
-        if found is Dialect.XCSH and home is Dialect.OMP:
-            return Dialect.OMP
         if found is not None:
             return found
         if home is not None:
             return home
+        if self.types & OMP_XCSH_TYPES or self.model_change_model:
+            return Dialect.XCSH if self.header_hint is Dialect.XCSH else Dialect.OMP
+        if self.model_change_pi:
+            return Dialect.PI
         return self.header_hint if self.header_hint is not None else Dialect.XCSH
 
 

@@ -78,6 +78,23 @@ class SessionContext:
     model: dict[str, Any] | None = None
     #: oh-my-pi: the thinking level the user configured (``"auto"`` in auto mode).
     configured_thinking_level: Any = None
+    #: oh-my-pi: the role of the last model change on the path (None: no model change).
+    last_model_role: str | None = None
+
+    def model_to_restore(self) -> str | None:
+        """``"provider/modelId"`` of the model the file's agent takes up on resume: pi's
+        selected model, oh-my-pi's first restorable model (the last model change's role,
+        then the default), xcsh's default."""
+        if self.dialect == "pi":
+            m = self.model or {}
+            p, i = m.get("provider"), m.get("modelId")
+            return f"{p}/{i}" if isinstance(p, str) and isinstance(i, str) else None
+        if self.dialect == "omp":
+            from .context_omp import restorable_models
+
+            found = restorable_models(self.models, self.last_model_role)
+            return found[0] if found else None
+        return self.models.get("default")
 
     def to_dict(self) -> dict[str, Any]:
         """The result object of the file's agent, with its camelCase keys, in its key order."""
@@ -342,4 +359,5 @@ def _omp_context(path: Sequence[Mapping[str, Any]]) -> SessionContext:
         configured_thinking_level=None
         if omp.configured_thinking_level is UNDEFINED
         else omp.configured_thinking_level,
+        last_model_role=omp.last_model_role,
     )

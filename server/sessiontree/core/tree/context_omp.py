@@ -32,7 +32,7 @@ from typing import Any
 from ..format.jscompat import UNDEFINED, date_ms, js_get, js_string
 from .payload import provider_payload
 
-__all__ = ["OmpContext", "coerce_service_tier", "omp_context_from_path"]
+__all__ = ["OmpContext", "coerce_service_tier", "omp_context_from_path", "restorable_models"]
 
 _SKIPPED_CUSTOM = frozenset({"prewalk-plan", "vibe-mode-context"})
 _TIERS = frozenset({"auto", "default", "flex", "scale", "priority"})
@@ -73,6 +73,7 @@ class OmpContext:
     __slots__ = (
         "configured_thinking_level",
         "injected_ttsr_rules",
+        "last_model_role",
         "messages",
         "mode",
         "mode_data",
@@ -90,6 +91,22 @@ class OmpContext:
         self.injected_ttsr_rules: list[str] = []
         self.mode: Any = "none"
         self.mode_data: Any = UNDEFINED
+        #: The role of the last model change on the path (``"default"`` for none given;
+        #: None without a model change): which model omp restores (`restorable_models`).
+        self.last_model_role: str | None = None
+
+
+def restorable_models(models: Mapping[str, str], last_role: str | None) -> list[str]:
+    """omp's ``getRestorableSessionModels``: the models a resume tries, in order."""
+    default = models.get("default")
+    if not last_role or last_role in ("default", "fallback"):
+        return [default] if default else []
+    role_model = models.get(last_role)
+    if not role_model:
+        return [default] if default else []
+    if not default or role_model == default:
+        return [role_model]
+    return [role_model, default]
 
 
 def _is_empty_error_turn(message: Mapping[str, Any]) -> bool:
@@ -275,6 +292,8 @@ def omp_context_from_path(path: Sequence[Mapping[str, Any]]) -> OmpContext:
                 configured if configured is not None else level if level is not None else UNDEFINED
             )
         elif etype == "model_change":
+            role_of = entry.get("role")
+            ctx.last_model_role = js_string(role_of) if role_of is not None else "default"
             model = entry.get("model")
             if model:
                 role = entry.get("role")
