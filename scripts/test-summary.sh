@@ -3,7 +3,8 @@
 #
 #   lint: 2 passed, 0 failed          ruff check, ruff format --check (one check each)
 #   typecheck: 1 passed, 0 failed     mypy (one check)
-#   pytest: 1890 passed, 0 failed     pytest's counts (errors count as failures)
+#   pytest: 1890 passed, 0 failed     pytest's counts (errors count as failures), without tests/compat
+#   compat: 260 passed, 0 failed      the compatibility suite against the agents' own code (tests/compat)
 #   nvim: 120 passed, 0 failed        the Neovim specs (editors/nvim/scripts/test.sh)
 #   vscode: 95 passed, 0 failed       every VS Code level (editors/vscode/scripts/test.sh)
 #   2108 passed, 0 failed             the total, alone on its line (CI reads this line)
@@ -12,7 +13,7 @@
 # failed test (a crash, a timeout, a missing tool) counts as one failure. Exit code 1 when
 # any suite failed, else 0.
 #
-# usage: scripts/test-summary.sh [SUITE...]   (default: lint typecheck pytest nvim vscode)
+# usage: scripts/test-summary.sh [SUITE...]   (default: lint typecheck pytest compat nvim vscode)
 # VENV (default .venv) is the environment with the dev extra; PYTEST_ARGS (default -q) the
 # pytest arguments. TEST_SUMMARY_CMD_<SUITE> replaces a suite's command (a shell command
 # line), which is how the summary itself is tested.
@@ -23,7 +24,7 @@ venv="${VENV:-.venv}"
 bin="$venv/bin"
 
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(lint typecheck pytest nvim vscode)
+[ ${#suites[@]} -gt 0 ] || suites=(lint typecheck pytest compat nvim vscode)
 
 logs="$(mktemp -d)"
 trap 'rm -rf "$logs"' EXIT
@@ -35,7 +36,8 @@ typecheck_checks=$'mypy\t'"$bin/mypy"
 # A suite's command, unless TEST_SUMMARY_CMD_<SUITE> replaces it.
 command_of() {
   case "$1" in
-    pytest) echo "$bin/pytest ${PYTEST_ARGS:--q}" ;;
+    pytest) echo "$bin/pytest ${PYTEST_ARGS:--q} --ignore=tests/compat" ;;
+    compat) echo "$bin/pytest ${PYTEST_ARGS:--q} tests/compat" ;;
     nvim) echo "bash editors/nvim/scripts/test.sh" ;;
     vscode) echo "bash editors/vscode/scripts/test.sh" ;;
   esac
@@ -45,7 +47,7 @@ command_of() {
 # 4.2s"), or the last "N passed, M failed" line of the editor suites.
 counts_of() {
   local suite=$1 log=$2 line p f e
-  if [ "$suite" = pytest ]; then
+  if [ "$suite" = pytest ] || [ "$suite" = compat ]; then
     line="$(grep -aE '[0-9]+ (passed|failed|errors?)' "$log" | grep -aE ' in [0-9.]+s' | tail -1)"
     p="$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')"
     f="$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+')"
@@ -87,7 +89,7 @@ for suite in "${suites[@]}"; do
         fi
       done <<<"$checks"
       ;;
-    pytest | nvim | vscode)
+    pytest | compat | nvim | vscode)
       cmd="${!override_var:-$(command_of "$suite")}"
       log="$logs/$suite.log"
       bash -c "$cmd" 2>&1 | tee "$log"
@@ -99,7 +101,7 @@ for suite in "${suites[@]}"; do
       fi
       ;;
     *)
-      echo "unknown suite: $suite (expected lint, typecheck, pytest, nvim or vscode)"
+      echo "unknown suite: $suite (expected lint, typecheck, pytest, compat, nvim or vscode)"
       failed=1
       ;;
   esac

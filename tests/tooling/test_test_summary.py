@@ -35,6 +35,7 @@ FAKES = {
     "lint": "true",
     "typecheck": "true",
     "pytest": "echo '....'; echo '5 passed, 2 skipped in 0.12s'",
+    "compat": "echo '..'; echo '2 passed in 3.10s'",
     "nvim": "printf 'ok 1\\n\\n7 passed, 0 failed\\n'",
     "vscode": "echo '=== vscode summary'; echo 'vscode: 3 passed, 0 failed'",
 }
@@ -43,13 +44,14 @@ FAKES = {
 def test_one_line_per_suite_and_a_total() -> None:
     res = summary(**FAKES)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert tail(res, 6) == [
+    assert tail(res, 7) == [
         "lint: 1 passed, 0 failed",
         "typecheck: 1 passed, 0 failed",
         "pytest: 5 passed, 0 failed",
+        "compat: 2 passed, 0 failed",
         "nvim: 7 passed, 0 failed",
         "vscode: 3 passed, 0 failed",
-        "17 passed, 0 failed",
+        "19 passed, 0 failed",
     ]
 
 
@@ -63,13 +65,14 @@ def test_every_suite_runs_when_one_fails_and_the_exit_code_says_so() -> None:
         }
     )
     assert res.returncode == 1
-    assert tail(res, 6) == [
+    assert tail(res, 7) == [
         "lint: 0 passed, 1 failed",
         "typecheck: 1 passed, 0 failed",
         "pytest: 5 passed, 3 failed",
+        "compat: 2 passed, 0 failed",
         "nvim: 0 passed, 1 failed",
         "vscode: 3 passed, 0 failed",
-        "9 passed, 5 failed",
+        "11 passed, 5 failed",
     ]
     assert "vscode: 3 passed, 0 failed" in res.stdout.split("=== summary")[0]  # it ran
 
