@@ -17,9 +17,9 @@ def a(tmp_path: Path, pg_url: str) -> Machine:
     return Machine(tmp_path, "alpha", pg_url)
 
 
-def shared(pg_url: str) -> tuple[PostgresSessionStorage, str]:
+def shared(pg_url: str, session_id: str = SESSION_ID) -> tuple[PostgresSessionStorage, str]:
     storage = PostgresSessionStorage(pg_url, machine="viewer")
-    info = storage.find_session(SESSION_ID)
+    info = storage.find_session(session_id)
     assert info is not None
     return storage, info.path
 
@@ -49,15 +49,31 @@ def test_open_write_follow_and_reach_the_owner(a: Machine, pg_url: str) -> None:
     assert [e["id"] for e in again.get_entries()] == ["m1", "m2", "m3", new_id]
 
 
+#: An xcsh session (its snowflake id): a rename rewrites its header.
+XCSH_SESSION_ID = "0123456789abcdef"
+
+
 def test_a_shared_session_is_append_only_in_the_store(a: Machine, pg_url: str) -> None:
-    pa = a.sessions / f"s_{SESSION_ID}.jsonl"
-    a.write(pa, header(), message("m1", None, "hello"))
+    pa = a.sessions / f"s_{XCSH_SESSION_ID}.jsonl"
+    a.write(pa, header(XCSH_SESSION_ID), message("m1", None, "hello"))
     a.sync()
-    storage, path = shared(pg_url)
+    storage, path = shared(pg_url, XCSH_SESSION_ID)
     with pytest.raises(PermissionError, match="append-only"):
         storage.write_atomic(path, b"")
     sm = SessionManager.open(path, storage=storage)
-    # A rename rewrites the header: refused in the store (the owner renames its file).
+    # An xcsh rename rewrites the header: refused in the store (the owner renames its file).
     with pytest.raises(Exception, match="append-only"):
         sm.set_session_name("renamed", source="user")
     assert [e["id"] for e in SessionManager.open(path, storage=storage).get_entries()][:1] == ["m1"]
+
+
+def test_a_pi_sessions_rename_is_an_append_that_reaches_the_owner(a: Machine, pg_url: str) -> None:
+    pa = a.sessions / f"s_{SESSION_ID}.jsonl"  # a UUID: pi's session, named by session_info
+    a.write(pa, header(), message("m1", None, "hello"))
+    a.sync()
+    storage, path = shared(pg_url)
+    sm = SessionManager.open(path, storage=storage)
+    assert sm.set_session_name("renamed", source="user")
+    sm.close()
+    a.sync()
+    assert SessionManager.open(str(pa), read_only=True).get_session_name() == "renamed"
