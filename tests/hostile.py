@@ -145,3 +145,131 @@ class Listener:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+# --- secrets -------------------------------------------------------------------------------
+# Made-up secrets of every built-in kind (none is real), built from parts so that secret
+# scanners looking at this repository do not flag it. `SECRETS[kind]` is the text a session
+# holds; `LEAKS[kind]` the part of it that must not reach an export.
+_A = "Q7w9E2r4T6y8U1i3O5p0"
+SECRETS = {
+    "pem-private-key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA"
+    + _A
+    + "\n-----END RSA PRIVATE KEY-----",
+    "anthropic-key": "sk-" + "ant-api03-" + _A + _A,
+    "openai-key": "sk-" + "proj-" + _A + "Zx" + _A,
+    "github-token": "gh" + "p_" + _A + _A[:16] + "Gh",
+    "github-pat": "github" + "_pat_11ABCDEFG0" + _A + "Pt",
+    "aws-access-key-id": "AK" + "IAQWERTYUIOP234567",
+    "aws-secret-access-key": "aws_secret_access_key = " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYQWERTYKEY1",
+    "slack-token": "xo" + "xb-9876543210-" + _A,
+    "google-api-key": "AI" + "za" + "SyQ" + _A + "mnopqrstuvwx",
+    "stripe-key": "sk" + "_live_" + _A + "St",
+    "jwt": "ey"
+    + "JhbGciOiJIUzI1NiJ9.ey"
+    + "JzdWIiOiI5ODc2NTQzMjEwIn0.Qw3rTy7UiOp1AsDfGhJkLzXcVbNm2345678_9-0",
+    "url-password": "postgres://admin:" + "Zq8vNw3Lr5Tt@db.internal:5432/app",
+    "bearer-token": "Authorization: Bearer " + _A + "Br" + _A,
+    "secret-assignment": 'password = "' + "Hunt3r2Hunt3r2xq" + '"',
+    "env-secret": "DB_PASS" + "WORD=" + "Pg5sEcr3tVal9",
+}
+LEAKS = {
+    "pem-private-key": "MIIEowIBAAKCAQEA",
+    "aws-secret-access-key": "wJalrXUtnFEMI/K7MDENG",
+    "url-password": "Zq8vNw3Lr5Tt",
+    "bearer-token": _A + "Br",
+    "secret-assignment": "Hunt3r2Hunt3r2xq",
+    "env-secret": "Pg5sEcr3tVal9",
+}
+for _k, _v in SECRETS.items():
+    LEAKS.setdefault(_k, _v)
+
+# The shapes that survived before (issue 32, item 3), each with what must not survive.
+WRAPPED = "sk-" + "proj-Wr4pP3d" + "\n" + "T0k3nZ9y8X7w6V5u4T3s2"  # a token wrapped over two lines
+DOUBLE_PW = "Dbl3nc0dedPassw0rd"
+ENV_LINES = "DB_PASS" + "WORD=Unqu0tedS3cret\n" + "API_" + "KEY=ApiK3yUnqu0ted99\n" + "DEBUG=1\n"
+EXTRA_LEAKS = ["T0k3nZ9y8X7w6V5u4T3s2", "Wr4pP3d", DOUBLE_PW, "Unqu0tedS3cret", "ApiK3yUnqu0ted99"]
+
+
+def write_secret_session(path: Path) -> list[str]:
+    """A session whose title, labels, names, keys and values (under `id` and `signature` too,
+    at any depth, in double-encoded JSON, in `.env` lines, wrapped over two lines) hold
+    secrets; the strings that must not reach a redacted export."""
+    every = " ".join(SECRETS.values())
+    lines = [
+        _line(
+            {
+                "type": "session",
+                "version": 3,
+                "id": "sess-redact",
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "cwd": "/work/" + SECRETS["openai-key"],
+                "title": "deploy with " + every,  # an auto-title from the first prompt
+            }
+        )
+    ]
+    n = 0
+    parent: str | None = None
+
+    def add(entry: dict[str, Any]) -> str:
+        nonlocal n, parent
+        n += 1
+        eid = f"e{n}"
+        entry.update(id=eid, parentId=parent, timestamp=f"2026-01-01T00:00:{n:02d}.000Z")
+        lines.append(_line(entry))
+        parent = eid
+        return eid
+
+    first = add({"type": "message", "message": {"role": "user", "content": "deploy with " + every}})
+    args = {
+        "id": SECRETS["github-token"],
+        "signature": SECRETS["stripe-key"],
+        "nested": [{"deep": {"id": SECRETS["slack-token"], "signature": SECRETS["google-api-key"]}}],
+        SECRETS["anthropic-key"]: "a key named by a secret",
+        "payload": json.dumps(json.dumps({"user": "bob", "password": DOUBLE_PW})),
+        "config": json.dumps({"db": {"password": DOUBLE_PW}}),
+        "env": ENV_LINES,
+        "wrapped": WRAPPED,
+    }
+    add(
+        {
+            "type": "message",
+            "message": {
+                "role": "assistant",
+                "provider": "p",
+                "model": SECRETS["aws-access-key-id"],
+                "content": [
+                    {"type": "text", "text": "cat .env\n" + ENV_LINES + WRAPPED},
+                    {
+                        "type": "thinking",
+                        "thinking": SECRETS["jwt"],
+                        "thinkingSignature": SECRETS["openai-key"],
+                    },
+                    {
+                        "type": "toolCall",
+                        "id": SECRETS["aws-access-key-id"],
+                        "name": "bash",
+                        "arguments": args,
+                    },
+                ],
+                "stopReason": "toolUse",
+            },
+        }
+    )
+    add(
+        {
+            "type": "message",
+            "message": {
+                "role": "toolResult",
+                "toolCallId": SECRETS["aws-access-key-id"],
+                "toolName": "bash",
+                "content": [{"type": "text", "text": ENV_LINES + SECRETS["pem-private-key"]}],
+            },
+        }
+    )
+    add({"type": "custom_message", "customType": SECRETS["url-password"], "content": every, "display": True})
+    add({"type": "label", "targetId": first, "label": SECRETS["bearer-token"]})
+    add({"type": "model_change", "provider": "p", "modelId": SECRETS["secret-assignment"]})
+    add({"type": "branch_summary", "fromId": first, "summary": SECRETS["env-secret"] + " " + WRAPPED})
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return list(LEAKS.values()) + EXTRA_LEAKS

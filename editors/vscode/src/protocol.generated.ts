@@ -467,7 +467,7 @@ export interface ExportResult {
   redactions: RedactionCount[];
   /** Every secret found, in order. */
   findings: RedactionFinding[];
-  /** A file name for the export (`<session id>-<leaf>.<format>`). */
+  /** A plain file name for the export (`<session id>-<leaf>.<format>`, only `[A-Za-z0-9._-]`, no `..`, at most 120 characters). */
   suggestedName: string;
 }
 

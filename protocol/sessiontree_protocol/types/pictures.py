@@ -87,7 +87,10 @@ class ExportResult:
     redacted: bool = _req("Whether redaction ran.")
     redactions: list[RedactionCount] = _list("Replacements per pattern.")
     findings: list[RedactionFinding] = _list("Every secret found, in order.")
-    suggested_name: str = _req("A file name for the export (`<session id>-<leaf>.<format>`).")
+    suggested_name: str = _req(
+        "A plain file name for the export (`<session id>-<leaf>.<format>`, only `[A-Za-z0-9._-]`, no `..`, "
+        "at most 120 characters)."
+    )
 
 
 # ---------------------------------------------------------------------------------------

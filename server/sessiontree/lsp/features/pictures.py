@@ -15,7 +15,7 @@ from sessiontree_protocol import types as t
 from sessiontree_protocol.converters import structure
 
 from sessiontree.core.compare import compare_nodes, render_side
-from sessiontree.core.export import FORMATS, ExportInput, read_export, render_export
+from sessiontree.core.export import FORMATS, ExportInput, export_file_name, read_export, render_export
 from sessiontree.core.export.redact import RedactionConfigError
 from sessiontree.core.graph import build_graph, render_html, render_svg
 from sessiontree.core.graph.render import summary_line
@@ -88,11 +88,14 @@ async def export(ls: SessionTreeServer, p: t.ExportParams) -> t.ExportResult:
             redacted=r.redacted,
             redactions=[t.RedactionCount(pattern=k, count=v) for k, v in sorted(r.counts.items())],
             findings=[structure(f.to_dict(), t.RedactionFinding) for f in r.findings],
-            suggested_name=f"{inp.session_id}-{p.subtree_id or r.leaf_id or 'empty'}.{r.format}",
+            suggested_name=export_file_name(inp.session_id, p.subtree_id or r.leaf_id, r.format),
         )
 
     # Only the reading holds the session: redacting and rendering a 100,000-entry path takes
-    # seconds, and the tree view's requests must not wait for it.
+    # seconds, and the tree view's requests must not wait for it. The rendering runs in the
+    # pool of session-less work, not on any session's queue, and every built-in pattern is
+    # linear (it gives the interpreter back between candidates), so requests on other
+    # sessions are answered meanwhile; the export's time budget ends it with -32009.
     inp = await ls.registry.call(session, read)
     return await ls.registry.run(render, inp)
 
