@@ -65,6 +65,8 @@ def _classes(n: GraphNode) -> str:
 
 
 def _marker(n: GraphNode, x: float, y: float) -> str:
+    if n.kind == "more":
+        return f'<rect class="m" x="{x - 6:.1f}" y="{y - 4:.1f}" width="12" height="8" rx="4"/>'
     if n.kind == "run":
         return f'<rect class="m" x="{x - 4:.1f}" y="{y - 7:.1f}" width="8" height="14" rx="3"/>'
     if n.type == "compaction":
@@ -104,6 +106,8 @@ def render_svg(graph: Graph) -> str:
             tag = f'<tspan class="tag">[{html(n.label)}]</tspan> '
         lead = "● " if n.leaf else ""
         title = f"{n.id}" + (f" (from {n.first_id}, {n.count} entries)" if n.kind == "run" else "")
+        if n.kind == "more":
+            title = f"{n.count} branches of {n.fan_parent} not drawn: click to show them"
         parts.append(
             f'<g class="{_classes(n)}" data-id="{html(n.id)}" data-i="{i}" tabindex="0">'
             f"<title>{html(title)}</title>"
@@ -143,7 +147,8 @@ svg.sessiontree-graph { display: block; }
 .node.active .m { stroke: var(--vscode-charts-blue, #1a73e8); stroke-width: 2; }
 .node .ring { fill: none; stroke: var(--vscode-charts-blue, #1a73e8); stroke-width: 2; }
 .node text { fill: currentColor; white-space: pre; }
-.node.run text { opacity: .75; font-style: italic; }
+.node.run text, .node.more text { opacity: .75; font-style: italic; }
+.node.more .m { fill: none; stroke: var(--vscode-descriptionForeground, #999); stroke-dasharray: 2 2; }
 .node:not(.active) text { opacity: .7; }
 .node.leaf text { font-weight: bold; opacity: 1; }
 .node .tag { fill: var(--vscode-charts-yellow, #b8860b); font-weight: bold; }
@@ -168,6 +173,13 @@ _SCRIPT = """
     if (!g) return;
     select(g);
     const n = data.nodes[Number(g.dataset.i)];
+    if (n.kind === "more") {
+      // folded branches of a wide fan: the extension asks for that page; a file names it
+      if (vscode) { vscode.postMessage({ type: "page", parent: n.fanParent, offset: n.fanOffset }); return; }
+      details.textContent = n.count + " branches of " + n.fanParent + " not drawn: sessiontree graph FILE --page " + n.fanParent + ":" + n.fanOffset;
+      details.style.display = "block";
+      return;
+    }
     if (vscode) { vscode.postMessage({ type: "navigate", id: n.id, kind: n.kind }); return; }
     const lines = [n.id + (n.kind === "run" ? "  (" + n.count + " entries from " + n.firstId + ")" : "")];
     if (n.label) lines.push("label: " + n.label);
@@ -200,7 +212,8 @@ _SCRIPT = """
 def summary_line(graph: Graph) -> str:
     """The page header's count: entries, drawn nodes, lanes."""
     folded = ", linear runs folded" if graph.collapsed else ""
-    return f"{graph.entries} entries · {len(graph.nodes)} nodes · {graph.lanes} lanes{folded}"
+    cut = f", cut at {len(graph.nodes):,} nodes" if graph.truncated else ""
+    return f"{graph.entries} entries · {len(graph.nodes)} nodes · {graph.lanes} lanes{folded}{cut}"
 
 
 def graph_data_json(graph: Graph) -> str:

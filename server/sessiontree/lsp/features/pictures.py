@@ -28,6 +28,8 @@ async def graph(ls: SessionTreeServer, p: t.GraphParams) -> t.GraphResult:
     session = ls.registry.get(p.session)
     if p.collapse is not None and p.collapse < 0:
         raise errors.InvalidParams("collapse must be 0 or more", {"field": "collapse", "reason": "negative"})
+    if p.fan is not None and p.fan < 1:
+        raise errors.InvalidParams("fan must be 1 or more", {"field": "fan", "reason": "not positive"})
 
     def work() -> t.GraphResult:
         manager = session.manager
@@ -35,7 +37,7 @@ async def graph(ls: SessionTreeServer, p: t.GraphParams) -> t.GraphResult:
         if not isinstance(p.leaf_id, t._Absent):
             mapping.require_entry(manager, p.leaf_id)
             leaf = p.leaf_id
-        g = build_graph(manager, collapse=p.collapse, leaf_id=leaf)
+        g = build_graph(manager, collapse=p.collapse, leaf_id=leaf, pages=p.pages, fan=p.fan)
         name = manager.get_session_name()
         g.title = name if isinstance(name, str) and name else f"Session {manager.get_session_id()}"
         page = render_html(g, nonce=p.nonce, csp_source=p.csp_source) if p.nonce else None
@@ -48,6 +50,7 @@ async def graph(ls: SessionTreeServer, p: t.GraphParams) -> t.GraphResult:
             leaf_id=g.leaf_id,
             summary=summary_line(g),
             html=page,
+            truncated=g.truncated,
         )
 
     return await ls.registry.call(session, work)
