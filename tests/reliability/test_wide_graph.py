@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from sessiontree.client import Client
 from sessiontree.core.graph import build_graph, render_html
-from sessiontree.core.graph.model import FAN_MAX
 from sessiontree.core.session import SessionManager
 
 pytestmark = pytest.mark.timeout(300)
 
 WIDE = 60_000
+FAN_MAX = 24  # the default fan (`core.graph.model.FAN_MAX`)
 
 
 def _fan_session(path: Path, width: int, *, leaf_at: int) -> list[str]:
