@@ -146,3 +146,5 @@ SUMMARY_UNAVAILABLE: Final = -32006
 INVALID_SESSION_FILE: Final = -32007
 #: Addition: a writing method on another agent's session (read-only: "read-only: <agent> session").
 READ_ONLY_SESSION: Final = -32008
+#: Addition: `session/export` took longer than its time budget; nothing was exported.
+EXPORT_BUDGET_EXCEEDED: Final = -32009

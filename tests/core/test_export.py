@@ -170,9 +170,9 @@ def test_redaction_is_on_for_reading_formats_and_off_for_the_session_file() -> N
     path = real("dexter-v3-pi-session.jsonl")
     mgr = open_ro(path)
     md = export_session(mgr, "md", redactor=Redactor())
-    assert md.redacted and md.counts == {"jwt": 2, "url-password": 6}
+    assert md.redacted and md.counts == {"jwt": 2, "url-password": 6, "env-secret": 4}
     assert "[REDACTED:url-password]" in md.content and "neondb_owner:npg_" not in md.content
-    assert "Redacted 8: jwt 2, url-password 6." in md.content
+    assert "Redacted 12: env-secret 4, jwt 2, url-password 6." in md.content
     html = export_session(mgr, "html", redactor=Redactor())
     assert html.redacted and "neondb_owner:npg_" not in html.content
     raw = export_session(mgr, "jsonl", redactor=Redactor())
@@ -187,8 +187,8 @@ def test_dry_run_lists_and_exports_nothing() -> None:
     mgr = open_ro(real("dexter-v3-pi-session.jsonl"))
     r = export_session(mgr, "jsonl", dry_run=True, redactor=Redactor())
     assert r.content == ""
-    assert len(r.findings) == 8
-    assert {f.pattern for f in r.findings} == {"jwt", "url-password"}
+    assert len(r.findings) == 12
+    assert {f.pattern for f in r.findings} == {"jwt", "url-password", "env-secret"}
     assert all("npg_h5" not in f.preview for f in r.findings)
 
 

@@ -79,7 +79,7 @@ def test_page_is_self_contained() -> None:
 
 def test_webview_page_carries_the_nonce_in_its_policy() -> None:
     page = render_html(build_graph(open_ro(DEMO), home=""), nonce="abc123", csp_source="vscode-webview:")
-    assert "script-src 'nonce-abc123'" in page
+    assert "script-src &#x27;nonce-abc123&#x27;" in page
     assert '<script nonce="abc123">' in page
     assert "unsafe-inline" not in page
 

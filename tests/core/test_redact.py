@@ -38,6 +38,7 @@ SAMPLES = {
     "url-password": "postgres://admin:" + "s3cretPassw0rd@db.internal:5432/app",
     "bearer-token": "Authorization: Bearer " + A + A,
     "secret-assignment": 'password = "' + "hunter2hunter2" + '"',
+    "env-secret": "DB_PASS" + "WORD=" + "s3cr3tPassw0rd",
 }
 
 
@@ -91,9 +92,12 @@ def test_ordinary_text_is_left_alone(text: str) -> None:
     assert r.total == 0
 
 
-def test_entries_keep_ids_signatures_and_image_bytes() -> None:
+def test_opaque_blobs_are_kept_unless_they_are_a_secret() -> None:
+    """Ids, signatures and image bytes are judged by their content, not their key: a long
+    base64 blob with a key-like run inside stays whole; a value that is a secret goes."""
     r = Redactor()
     secret = SAMPLES["openai-key"]
+    blob = "EqQBCkYIBxgCKkD" + "x" * 40 + "-" + secret + "+Q" * 30  # a signature with a key-like run
     entry = {
         "type": "message",
         "id": "e1",
@@ -101,16 +105,19 @@ def test_entries_keep_ids_signatures_and_image_bytes() -> None:
         "message": {
             "role": "assistant",
             "content": [
-                {"type": "thinking", "thinking": "use " + secret, "thinkingSignature": secret},
-                {"type": "image", "data": secret, "mimeType": "image/png"},
+                {"type": "thinking", "thinking": "use " + secret, "thinkingSignature": blob},
+                {"type": "image", "data": blob, "mimeType": "image/png"},
+                {"type": "toolCall", "id": secret, "name": "x", "arguments": {"signature": secret}},
             ],
         },
     }
     out = r.entry(entry)
     content = out["message"]["content"]
     assert content[0]["thinking"] == "use [REDACTED:openai-key]"
-    assert content[0]["thinkingSignature"] == secret
-    assert content[1]["data"] == secret
+    assert content[0]["thinkingSignature"] == blob
+    assert content[1]["data"] == blob
+    assert content[2]["id"] == "[REDACTED:openai-key]"
+    assert content[2]["arguments"] == {"signature": "[REDACTED:openai-key]"}
     assert entry["message"]["content"][0]["thinking"] == "use " + secret  # the source is not touched
 
 
@@ -161,7 +168,9 @@ def test_a_bad_config_is_an_error(tmp_path: Path, toml: str) -> None:
 # What the built-ins find in the real sessions, each hit reviewed by eye: dexter's are a
 # signed GitHub image URL (`?jwt=`) and database URLs with passwords (real credentials a
 # session leaked, and one documentation example). Every other file: nothing.
-EXPECTED_REAL_HITS = {"dexter-v3-pi-session.jsonl": {"jwt": 2, "url-password": 6}}
+# `env-secret`: the same session's `.env` files with two development secrets
+# (`BETTER_AUTH_SECRET="dev-secret-change-in-production"`, `AGENT_SERVICE_SECRET=...`).
+EXPECTED_REAL_HITS = {"dexter-v3-pi-session.jsonl": {"jwt": 2, "url-password": 6, "env-secret": 4}}
 
 
 def _real_files() -> list[Path]:

@@ -231,7 +231,7 @@ CORE_ROOMS: dict[str, set[str]] = {
     "ids": set(),
     "paths": set(),
     "tuning": set(),
-    "graph": {"view", "format"},
+    "graph": {"view", "format", "tuning"},
     "export": {"format", "view", "errors", "ids"},
     "compare": {"format", "view", "errors"},
     "sync": {"format", "store", "errors", "paths"},

@@ -42,6 +42,8 @@ export class GraphPanel implements vscode.Disposable {
   private stale = false;
   /** Redraws so far (for tests: a live append shows as one more). */
   redraws = 0;
+  /** The page of each wide fan shown (a "more" node clicked): parent id -> first child. */
+  private pages: Record<string, number> = {};
   /** The last graph drawn. */
   last: GraphReply | undefined;
   private readonly changed = new vscode.EventEmitter<GraphReply>();
@@ -95,21 +97,29 @@ export class GraphPanel implements vscode.Disposable {
           this.schedule();
         }
       });
-      this.panel.webview.onDidReceiveMessage((msg: { type?: string; id?: string }) => {
+      this.panel.webview.onDidReceiveMessage((msg: { type?: string; id?: string; parent?: string; offset?: number }) => {
         if (msg?.type === 'navigate' && typeof msg.id === 'string') {
           void vscode.commands.executeCommand(Command.treeNavigate, msg.id);
+        } else if (msg?.type === 'page' && typeof msg.parent === 'string' && Number.isInteger(msg.offset)) {
+          // the branches a "more" node folds: the daemon draws that page of the fan
+          this.pages = { ...this.pages, [msg.parent]: msg.offset as number };
+          this.schedule();
         }
       });
     } else {
       this.panel.reveal();
     }
     this.panel.title = `Graph: ${s.title}`;
+    if (this.handle !== s.handle) {
+      this.pages = {};
+    }
     this.handle = s.handle;
     const nonce = makeNonce();
     const reply = await this.daemon.request<GraphReply>(Method.graph, {
       session: s.handle,
       nonce,
       cspSource: this.panel.webview.cspSource,
+      pages: this.pages,
     });
     this.panel.webview.html = reply.html ?? '';
     this.last = reply;
@@ -142,7 +152,7 @@ export class GraphPanel implements vscode.Disposable {
     }
     this.stale = false;
     const t0 = Date.now();
-    const reply = await this.daemon.request<GraphReply>(Method.graph, { session: handle });
+    const reply = await this.daemon.request<GraphReply>(Method.graph, { session: handle, pages: this.pages });
     this.lastDrawMs = Date.now() - t0;
     this.last = reply;
     this.redraws++;

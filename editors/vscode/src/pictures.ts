@@ -48,6 +48,16 @@ function isRowNode(x: unknown): x is RowNode {
   return !!x && typeof x === 'object' && 'row' in x && 'children' in x;
 }
 
+/**
+ * Whether `name` is a plain file name: `[A-Za-z0-9._-]` only, not starting with a dot or a
+ * dash, no `..`, at most 120 characters. The daemon only suggests such names
+ * (`core/export/names.py`); the client checks again before it saves under one (a name from
+ * another daemon, or a bug, must not reach outside the folder).
+ */
+export function isPlainFileName(name: unknown): name is string {
+  return typeof name === 'string' && name.length > 0 && name.length <= 120 && /^[A-Za-z0-9_][A-Za-z0-9._-]*$/.test(name) && !name.includes('..');
+}
+
 /** The line the user reads after an export: entries, and what was redacted. */
 export function exportReport(r: Pick<ExportReply, 'entries' | 'redacted' | 'redactions'>, where: string): string {
   const counts = r.redactions.map((c) => `${c.pattern} ${c.count}`).join(', ');
@@ -159,6 +169,9 @@ export function registerPictures(ctx: {
     }
     let target = opts?.target ? vscode.Uri.file(opts.target) : undefined;
     if (!target) {
+      if (!isPlainFileName(res.suggestedName)) {
+        throw new Error(`The daemon suggested ${JSON.stringify(res.suggestedName)} for the export, which is not a plain file name; nothing was saved.`);
+      }
       const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
       const suggested = folder ? vscode.Uri.joinPath(folder, res.suggestedName) : vscode.Uri.file(path.join(path.dirname(s.path ?? '.'), res.suggestedName));
       target = await vscode.window.showSaveDialog({ defaultUri: suggested, saveLabel: 'Export' });

@@ -467,7 +467,7 @@ export interface ExportResult {
   redactions: RedactionCount[];
   /** Every secret found, in order. */
   findings: RedactionFinding[];
-  /** A file name for the export (`<session id>-<leaf>.<format>`). */
+  /** A plain file name for the export (`<session id>-<leaf>.<format>`, only `[A-Za-z0-9._-]`, no `..`, at most 120 characters). */
   suggestedName: string;
 }
 
@@ -531,13 +531,17 @@ export interface GraphParams {
   nonce?: string;
   /** The webview's own source, allowed by the page's CSP. */
   cspSource?: string;
+  /** Children of one entry drawn at once (absent: 24); the others are folded into `more` nodes. */
+  fan?: number;
+  /** For a parent id, the index of its first child to draw (a `more` node's `fanParent` and `fanOffset`). */
+  pages?: Record<string, unknown>;
 }
 
 /** Addition: result of `session/graph`. */
 export interface GraphResult {
   /** The graph as one SVG element (nodes carry `data-id` and `data-i`). */
   svg: string;
-  /** The drawn nodes in row order: id, kind (entry|run), type, row, lane, parent (index), text, count, and when set role, label, firstId, kinds, active, leaf, tip, branchPoint. */
+  /** The drawn nodes in row order: id, kind (entry|run|more), type, row, lane, parent (index), text, count, and when set role, label, firstId, kinds, active, leaf, tip, branchPoint; a `more` node (branches of a wide fan not drawn) has fanParent and fanOffset, the page to ask for. */
   nodes: Record<string, unknown>[];
   /** Entries in the session. */
   entries: number;
@@ -551,6 +555,8 @@ export interface GraphResult {
   summary: string;
   /** The whole page (when `nonce` was given). */
   html?: string;
+  /** The graph was cut at its most nodes (20,000): part of the tree is not drawn. */
+  truncated: boolean;
 }
 
 /** Addition: one recorded leaf jump (navigation history). */

@@ -24,6 +24,12 @@ class GraphParams:
         "A nonce for the page's inline script and style (a webview's CSP); absent: no html."
     )
     csp_source: str | None = _opt("The webview's own source, allowed by the page's CSP.")
+    fan: int | None = _opt(
+        "Children of one entry drawn at once (absent: 24); the others are folded into `more` nodes."
+    )
+    pages: dict[str, int] | None = _opt(
+        "For a parent id, the index of its first child to draw (a `more` node's `fanParent` and `fanOffset`)."
+    )
 
 
 @attrs.define(kw_only=True)
@@ -32,8 +38,9 @@ class GraphResult:
 
     svg: str = _req("The graph as one SVG element (nodes carry `data-id` and `data-i`).")
     nodes: list[JSONObject] = _list(
-        "The drawn nodes in row order: id, kind (entry|run), type, row, lane, parent (index), text, count, "
-        "and when set role, label, firstId, kinds, active, leaf, tip, branchPoint."
+        "The drawn nodes in row order: id, kind (entry|run|more), type, row, lane, parent (index), text, count, "
+        "and when set role, label, firstId, kinds, active, leaf, tip, branchPoint; a `more` node (branches "
+        "of a wide fan not drawn) has fanParent and fanOffset, the page to ask for."
     )
     entries: int = _req("Entries in the session.")
     lanes: int = _req("Lanes drawn.")
@@ -41,6 +48,9 @@ class GraphResult:
     leaf_id: str | None = _req("The highlighted leaf.", nullable=True)
     summary: str = _req("A one-line count (entries, nodes, lanes).")
     html: str | None = _opt("The whole page (when `nonce` was given).")
+    truncated: bool = _opt(
+        "The graph was cut at its most nodes (20,000): part of the tree is not drawn.", False
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -87,7 +97,10 @@ class ExportResult:
     redacted: bool = _req("Whether redaction ran.")
     redactions: list[RedactionCount] = _list("Replacements per pattern.")
     findings: list[RedactionFinding] = _list("Every secret found, in order.")
-    suggested_name: str = _req("A file name for the export (`<session id>-<leaf>.<format>`).")
+    suggested_name: str = _req(
+        "A plain file name for the export (`<session id>-<leaf>.<format>`, only `[A-Za-z0-9._-]`, no `..`, "
+        "at most 120 characters)."
+    )
 
 
 # ---------------------------------------------------------------------------------------

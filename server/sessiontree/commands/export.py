@@ -7,8 +7,9 @@ redacted before anything is written: by default for Markdown and HTML, with ``--
 for JSONL, never with ``--no-redact``; ``--dry-run`` lists what would be redacted and
 writes nothing. The counts per pattern go to stderr. Patterns of your own:
 ``$XDG_CONFIG_HOME/sessiontree/redact.toml`` (docs/graph-export-compare.md).
-Exit code 0; 2 for a file that cannot be shown, an unknown id, a bad config or OUT that
-cannot be written.
+Exit code 0; 2 for a file that cannot be shown, an unknown id, a bad config, an export that
+took longer than its time budget (``SESSIONTREE_EXPORT_BUDGET`` seconds, 300; nothing is
+written) or OUT that cannot be written.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def register(subparsers: Any) -> None:
         help="export a branch or a subtree as Markdown, HTML or a session file (redacted)",
         description="Export the path to a node or a node's subtree, with secrets redacted.",
         epilog="exit codes: 0 exported (or listed, --dry-run); 2 the file cannot be shown, an id is "
-        "not in it, the redaction config is bad, or OUT cannot be written.",
+        "not in it, the redaction config is bad, the export took longer than its budget "
+        "(SESSIONTREE_EXPORT_BUDGET seconds, default 300; nothing is written), or OUT cannot be written.",
     )
     p.add_argument("file", metavar="FILE", help="a session file (.jsonl)")
     which = p.add_mutually_exclusive_group()
@@ -51,7 +53,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from sessiontree.core.errors import EntryNotFoundError
-    from sessiontree.core.export import export_session, load_redactor
+    from sessiontree.core.export import ExportBudgetExceeded, export_session, load_redactor
     from sessiontree.core.export.redact import RedactionConfigError, config_path
 
     mgr = open_for_viewing("export", args.file)
@@ -74,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
         )
     except EntryNotFoundError as exc:
         return entry_not_found("export", str(exc.entry_id))
+    except ExportBudgetExceeded as exc:
+        return fail("export", str(exc))
     if args.dry_run:
         if args.json:
             out = {

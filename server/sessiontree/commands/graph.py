@@ -33,6 +33,19 @@ def register(subparsers: Any) -> None:
         help="fold runs of N or more linear entries (0: never; default: 2 above 400 entries, else never)",
     )
     p.add_argument("--leaf", metavar="ID", help="highlight the path to this entry instead of the leaf")
+    p.add_argument(
+        "--fan",
+        metavar="N",
+        type=int,
+        help="children of one entry drawn at once; the rest are folded into 'more' nodes (default 24)",
+    )
+    p.add_argument(
+        "--page",
+        metavar="ID:OFFSET",
+        action="append",
+        default=[],
+        help="draw ID's children from index OFFSET (a 'more' node names it); repeatable",
+    )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--svg", action="store_true", help="write only the SVG")
     fmt.add_argument("--json", action="store_true", help="write the laid-out graph as JSON")
@@ -43,6 +56,14 @@ def run(args: argparse.Namespace) -> int:
 
     if args.collapse is not None and args.collapse < 0:
         return fail("graph", "--collapse must be 0 or more")
+    if args.fan is not None and args.fan < 1:
+        return fail("graph", "--fan must be 1 or more")
+    pages: dict[str, int] = {}
+    for spec in args.page:
+        pid, sep, off = spec.rpartition(":")
+        if not sep or not off.isdigit():
+            return fail("graph", f"--page {spec!r}: expected ID:OFFSET")
+        pages[pid] = int(off)
     mgr = open_for_viewing("graph", args.file)
     if mgr is None:
         return EXIT_UNUSABLE
@@ -51,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         if mgr.get_entry(args.leaf) is None:
             return entry_not_found("graph", args.leaf)
         leaf = args.leaf
-    graph = build_graph(mgr, collapse=args.collapse, leaf_id=leaf)
+    graph = build_graph(mgr, collapse=args.collapse, leaf_id=leaf, pages=pages, fan=args.fan)
     name = mgr.get_session_name()
     graph.title = name if isinstance(name, str) and name else os.path.basename(args.file)
     if args.json:

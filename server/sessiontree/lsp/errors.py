@@ -8,12 +8,14 @@ import sessiontree_protocol.methods as m
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from sessiontree.core import errors as core_errors
+from sessiontree.core.export.redact import ExportBudgetExceeded as ExportBudgetError
 from sessiontree.core.tree.navigation import SummaryUnavailableError
 
 __all__ = [
     "AccessDenied",
     "Conflict",
     "EntryNotFound",
+    "ExportBudgetExceeded",
     "InternalError",
     "InvalidParams",
     "InvalidSessionFile",
@@ -87,6 +89,12 @@ class ReadOnlySession(_AppError):
     CODE = m.READ_ONLY_SESSION
 
 
+class ExportBudgetExceeded(_AppError):
+    """-32009: an export took longer than its budget; nothing was exported."""
+
+    CODE = m.EXPORT_BUDGET_EXCEEDED
+
+
 class InternalError(_AppError):
     """-32603: a handler failed unexpectedly; the daemon keeps running."""
 
@@ -95,6 +103,8 @@ class InternalError(_AppError):
 
 def from_core(exc: BaseException) -> JsonRpcException | None:
     """The JSON-RPC error for a core exception, or None when it is not a known one."""
+    if isinstance(exc, ExportBudgetError):
+        return ExportBudgetExceeded(str(exc), {"budget": exc.budget})
     if isinstance(exc, core_errors.ReadOnlySessionError):
         return ReadOnlySession(str(exc), {"path": exc.path, "agent": exc.agent})
     if isinstance(exc, core_errors.EntryNotFoundError):

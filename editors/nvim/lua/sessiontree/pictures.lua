@@ -32,6 +32,34 @@ end
 
 M.formats = { "md", "html", "jsonl" }
 
+--- Whether `name` is a plain file name: `[A-Za-z0-9._-]` only, not starting with a dot or a
+--- dash, no `..`, at most 120 bytes. The daemon suggests only such names; the client checks
+--- again before it writes under one in the working directory (defence in depth).
+---@param name any
+---@return boolean
+function M.is_plain_file_name(name)
+  return type(name) == "string"
+    and #name > 0
+    and #name <= 120
+    and name:match("^[%w_][%w._%-]*$") ~= nil
+    and name:find("..", 1, true) == nil
+end
+
+--- Where an export is written: `file` (the user's own choice), else the daemon's suggested
+--- name in the working directory, refused unless it is a plain file name.
+---@param result table ExportResult
+---@param file? string
+---@return string|nil path, string|nil why
+function M.target(result, file)
+  if file then
+    return vim.fn.fnamemodify(file, ":p")
+  end
+  if not M.is_plain_file_name(result.suggestedName) then
+    return nil, ("the suggested name %s is not a plain file name; nothing was written"):format(vim.inspect(result.suggestedName))
+  end
+  return vim.fn.getcwd() .. "/" .. result.suggestedName
+end
+
 --- The line shown after an export: entries, and what was redacted per pattern.
 ---@param r table ExportResult
 ---@param where string
@@ -82,7 +110,11 @@ function M.export(opts)
       end
       return
     end
-    local file = opts.file and vim.fn.fnamemodify(opts.file, ":p") or (vim.fn.getcwd() .. "/" .. result.suggestedName)
+    local file, refused = M.target(result, opts.file)
+    if not file then
+      vim.notify("sessiontree: export: " .. refused, vim.log.levels.ERROR)
+      return
+    end
     local fh, why = io.open(file, "w")
     if not fh then
       vim.notify(("sessiontree: cannot write %s: %s"):format(file, why), vim.log.levels.ERROR)

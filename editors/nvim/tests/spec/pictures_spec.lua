@@ -147,3 +147,52 @@ describe("the export and compare actions", function()
     H.teardown()
   end)
 end)
+
+describe("an export's file name", function()
+  local P = require("sessiontree.pictures")
+
+  it("is written only when it is a plain file name (defence in depth)", function()
+    for _, ok in ipairs({ "0195-1a2b.md", "a.b-c_d.jsonl", "x" }) do
+      assert.is_true(P.is_plain_file_name(ok), ok)
+    end
+    for _, bad in ipairs({ "../outside/pwn-leaf.md", "/etc/passwd", "a/b.md", "a\\b.md", "..", ".hidden", "-rf.md", "a..b", "a\nb", "", ("x"):rep(121) }) do
+      assert.is_false(P.is_plain_file_name(bad), bad)
+    end
+    assert.is_false(P.is_plain_file_name(nil))
+    local target, why = P.target({ suggestedName = "../outside/pwn-leaf.md" })
+    assert.is_nil(target)
+    assert.matches("not a plain file name", why)
+    assert.are.equal(vim.fn.getcwd() .. "/s-e1.md", P.target({ suggestedName = "s-e1.md" }))
+    -- a file the user names is theirs to name
+    assert.are.equal("/tmp/mine.md", P.target({ suggestedName = "../x" }, "/tmp/mine.md"))
+  end)
+
+  it("from a session whose id is a path stays in the working directory", function()
+    local env = H.setup()
+    local dir = H.subdir(env)
+    local work = dir .. "/work"
+    vim.fn.mkdir(work, "p")
+    local path = dir .. "/evil.jsonl"
+    vim.fn.writefile({
+      vim.json.encode({ type = "session", version = 3, id = "../outside/pwn", timestamp = "2026-01-01T00:00:00.000Z", cwd = dir }),
+      vim.json.encode({ type = "message", id = "../../leaf", parentId = vim.NIL, timestamp = "2026-01-01T00:00:01.000Z", message = { role = "user", content = "hi" } }),
+    }, path)
+    local st = H.open(path)
+    vim.cmd.cd(work)
+    vim.api.nvim_set_current_win(st.win)
+    local done, file
+    require("sessiontree").export({ format = "md", on_done = function(r, f)
+      done, file = r, f
+    end })
+    H.wait(function()
+      return done ~= nil
+    end, "export")
+    assert.is_true(P.is_plain_file_name(done.suggestedName), done.suggestedName)
+    assert.are.equal(work .. "/" .. done.suggestedName, file)
+    assert.are.equal(1, vim.fn.filereadable(file))
+    assert.are.equal(0, vim.fn.isdirectory(dir .. "/outside"))
+    assert.are.same({ done.suggestedName }, vim.fn.readdir(work))
+    vim.cmd.cd(env.dir)
+    H.teardown()
+  end)
+end)

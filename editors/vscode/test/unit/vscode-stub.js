@@ -31,8 +31,20 @@ const commands = { executed: [], executeCommand: async (...args) => { commands.e
 // registered command handlers by id (the search command's tests call them)
 commands.registered = new Map();
 commands.registerCommand = (id, fn) => { commands.registered.set(id, fn); return new Disposable(() => commands.registered.delete(id)); };
-const workspace = { getConfiguration: () => ({ get: (_k, d) => d }) };
+// files the code under test saved (`workspace.fs.writeFile`), and the save dialogs it showed
+const written = [];
+const Uri = {
+  file: (p) => ({ scheme: 'file', fsPath: p, path: p }),
+  joinPath: (base, ...parts) => { const p = require('node:path').join(base.fsPath, ...parts); return { scheme: 'file', fsPath: p, path: p }; },
+};
+window.showSaveDialog = async (o) => { window.messages.push(['save', o.defaultUri.fsPath]); return o.defaultUri; };
+const workspace = {
+  getConfiguration: () => ({ get: (_k, d) => d }),
+  fs: { written, writeFile: async (uri, data) => { written.push([uri.fsPath, Buffer.from(data).toString('utf8')]); } },
+  workspaceFolders: undefined,
+  registerTextDocumentContentProvider: () => new Disposable(),
+};
 // vscode.lm: tests put chat models in `lm.models`.
 const lm = { models: [], selectChatModels: async () => lm.models };
 const LanguageModelChatMessage = { User: (content) => ({ role: 'user', content }) };
-module.exports = { Disposable, EventEmitter, TreeItemCollapsibleState, TreeItem, ThemeIcon, ThemeColor, MarkdownString, window, commands, workspace, lm, LanguageModelChatMessage };
+module.exports = { Uri, Disposable, EventEmitter, TreeItemCollapsibleState, TreeItem, ThemeIcon, ThemeColor, MarkdownString, window, commands, workspace, lm, LanguageModelChatMessage };

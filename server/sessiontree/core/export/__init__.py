@@ -16,17 +16,21 @@ from .conversation import build_conversation
 from .html import render_html
 from .jsonl import render_jsonl
 from .markdown import render_markdown
-from .redact import Finding, Redactor, config_path, load_redactor
+from .names import export_file_name, is_plain_file_name
+from .redact import ExportBudgetExceeded, Finding, Redactor, config_path, export_budget, load_redactor
 from .select import Selection, select_path, select_subtree
 
 __all__ = [
     "FORMATS",
+    "ExportBudgetExceeded",
     "ExportInput",
     "ExportResult",
     "Finding",
     "Redactor",
     "config_path",
+    "export_file_name",
     "export_session",
+    "is_plain_file_name",
     "load_redactor",
     "read_export",
     "redacts_by_default",
@@ -100,8 +104,16 @@ def render_export(
     redactor: Redactor | None = None,
     clock: Clock | None = None,
     ids: IdSource | None = None,
+    budget: float | None = None,
 ) -> ExportResult:
-    """Redact and render what `read_export` read (touches no session)."""
+    """Redact and render what `read_export` read (touches no session).
+
+    Redaction covers every string that reaches the output: the entries (values and keys at
+    any depth), the labels, the title (auto-titles come from the first prompt), the ids and
+    names in the header and, for a session file, its cwd and source path. ``budget``
+    (seconds; default `export_budget()`, 0: none) bounds the redaction: past it
+    `ExportBudgetExceeded` is raised and nothing is returned.
+    """
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(FORMATS)})")
     sel = inp.selection
@@ -109,24 +121,31 @@ def render_export(
     if dry_run:
         do_redact = True
     red = (redactor or load_redactor()) if do_redact else None
+    if red is not None:
+        red.set_budget(export_budget() if budget is None else budget)
     entries = red.entries(sel.entries) if red is not None else sel.entries
     labels = inp.labels
+    title, session_id, cwd, source = inp.title, inp.session_id, inp.cwd, inp.source
+    leaf_id, subtree_id = sel.leaf_id, inp.subtree_id
     if red is not None:
-        labels = {k: red.text(v, k) for k, v in labels.items()}
+        labels = red.value(labels)
+        title, session_id = red.string(title), red.string(session_id)
+        if fmt == "jsonl":  # only a session file's header shows the cwd
+            cwd = red.string(cwd)
+        source = red.string(source) if source is not None else None
+        leaf_id = red.string(leaf_id) if leaf_id is not None else None
+        subtree_id = red.string(subtree_id) if subtree_id is not None else None
     counts = dict(red.counts) if red is not None else {}
     findings = list(red.findings) if red is not None else []
     if dry_run:
         return ExportResult("", fmt, len(entries), sel.leaf_id, True, counts, findings)
-    source = inp.source
     if fmt == "jsonl":
-        content = render_jsonl(
-            entries, cwd=inp.cwd, parent_session=source, labels=labels, clock=clock, ids=ids
-        )
+        content = render_jsonl(entries, cwd=cwd, parent_session=source, labels=labels, clock=clock, ids=ids)
     else:
         items = build_conversation(entries, labels)
-        what = f"subtree of {inp.subtree_id}" if inp.subtree_id is not None else f"path to {sel.leaf_id}"
+        what = f"subtree of {subtree_id}" if subtree_id is not None else f"path to {leaf_id}"
         meta = [
-            ("session", inp.session_id),
+            ("session", session_id),
             ("source", os.path.basename(source) if source else "(in memory)"),
             ("exported", f"{what} ({len(entries)} entries)"),
         ]
@@ -138,7 +157,7 @@ def render_export(
         else:
             footer = "Redaction found nothing to replace."
         render = render_markdown if fmt == "md" else render_html
-        content = render(items, inp.title, meta, footer)
+        content = render(items, title, meta, footer)
     return ExportResult(content, fmt, len(entries), sel.leaf_id, red is not None, counts, findings)
 
 

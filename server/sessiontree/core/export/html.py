@@ -3,9 +3,11 @@ results folded in ``<details>``, inline images embedded as data URLs."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from html import escape
 
+from ..format.markup import css_class
+from ..format.markup import html as escape
 from .conversation import Branch, Folded, Image, Item, Message, Note, Text, Thinking, ToolCall
 
 __all__ = ["render_html"]
@@ -25,8 +27,17 @@ img { max-width: 100%; } .error { color: #c62828; }
 """
 
 
+# An inline image is embedded only when its type and data are what they claim to be.
+_MIME = re.compile(r"image/[A-Za-z0-9.+\-]{1,40}")
+_BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
+
+# Nothing loads but data: images and the inline style; no script at all; no `<base>` or form
+# target (neither is covered by default-src).
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+
 def _image(img: Image) -> str:
-    if img.data is not None and img.mime.startswith("image/"):
+    if img.data is not None and _MIME.fullmatch(img.mime) and _BASE64.fullmatch(img.data):
         return f'<img alt="image" src="data:{escape(img.mime)};base64,{escape(img.data)}">'
     return f'<p class="note">[image: {escape(img.mime)}{", " + escape(img.ref) if img.ref else ""}]</p>'
 
@@ -48,7 +59,7 @@ def _message(m: Message) -> str:
     lab = f' <span class="label">{escape(m.label)}</span>' if m.label else ""
     meta = " · ".join(x for x in (m.timestamp, m.entry_id) if x)
     out = [
-        f'<section class="msg {escape(m.role)}" id="e-{escape(m.entry_id or "")}">',
+        f'<section class="msg {css_class(m.role)}" id="e-{escape(m.entry_id or "")}">',
         f"<h2>{escape(m.title)}{lab}</h2>",
     ]
     if meta:
@@ -74,7 +85,8 @@ def render_html(items: Sequence[Item], title: str, meta: Sequence[tuple[str, str
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">",
+        f'<meta http-equiv="Content-Security-Policy" content="{escape(CSP)}">',
+        '<meta name="referrer" content="no-referrer">',
         f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
         '<ul class="meta">' + "".join(f"<li><b>{escape(k)}:</b> {escape(v)}</li>" for k, v in meta) + "</ul>",

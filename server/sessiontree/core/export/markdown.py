@@ -1,11 +1,17 @@
 """A conversation as Markdown: a heading per message, tool calls and results folded in
-``<details>`` (GitHub and most viewers render them), images referenced by type and size."""
+``<details>`` (GitHub and most viewers render them), images referenced by type and size.
+
+Every session-supplied string goes through `core.format.markup`: titles, labels, ids and
+notes as inline text or code spans (no raw HTML, no link or image), message text as the
+Markdown it is with raw HTML and images neutralized outside code, tool arguments and
+results in fences longer than any run of backticks they hold."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
+from ..format.markup import html, md_body, md_code_span, md_inline
 from .conversation import Branch, Folded, Image, Item, Message, Note, Text, Thinking, ToolCall
 
 __all__ = ["render_markdown"]
@@ -18,19 +24,19 @@ def _fence(text: str, lang: str = "") -> str:
 
 
 def _summary_text(s: str) -> str:
-    # A <summary> holds one line of inline text; angle brackets would open tags.
+    # A <summary> is raw HTML (Markdown is not read inside it): one line, HTML-escaped.
     one = " ".join(s.split())
-    one = one if len(one) <= 160 else one[:159] + "…"
-    return one.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return html(one if len(one) <= 160 else one[:159] + "…")
 
 
 def _image(img: Image) -> str:
     if img.data is not None:
-        return f"*[image: {img.mime}, {img.size // 1024} KB, not embedded]*"
-    return f"*[image: {img.mime}{', ' + img.ref if img.ref else ''}]*"
+        return f"*[image: {md_inline(img.mime)}, {img.size // 1024} KB, not embedded]*"
+    return f"*[image: {md_inline(img.mime)}{', ' + md_inline(img.ref) if img.ref else ''}]*"
 
 
 def _details(summary: str, body: str) -> str:
+    # `body` is Markdown made here (fences) or already neutralized (`md_body`).
     return f"<details>\n<summary>{_summary_text(summary)}</summary>\n\n{body.rstrip()}\n\n</details>"
 
 
@@ -51,19 +57,23 @@ def _call(call: ToolCall) -> str:
 
 
 def _message(m: Message) -> str:
-    head = f"## {m.title}"
+    head = f"## {md_inline(m.title)}"
     if m.label:
-        head += f" 🏷 `{m.label}`"
+        head += f" 🏷 {md_code_span(m.label)}"
     out = [head]
-    meta = " · ".join(x for x in (m.timestamp, f"`{m.entry_id}`" if m.entry_id else None) if x)
+    meta = " · ".join(
+        x for x in (md_inline(m.timestamp or ""), md_code_span(m.entry_id) if m.entry_id else None) if x
+    )
     if meta:
         out.append(f"<sub>{meta}</sub>")
     for p in m.parts:
         out.append("")
         if isinstance(p, Text):
-            out.append(p.text.rstrip() if m.role in ("user", "assistant", "custom") else _fence(p.text))
+            out.append(
+                md_body(p.text.rstrip()) if m.role in ("user", "assistant", "custom") else _fence(p.text)
+            )
         elif isinstance(p, Thinking):
-            out.append(_details("Thinking", p.text))
+            out.append(_details("Thinking", md_body(p.text)))
         elif isinstance(p, Image):
             out.append(_image(p))
         elif isinstance(p, ToolCall):
@@ -75,21 +85,22 @@ def render_markdown(
     items: Sequence[Item], title: str, meta: Sequence[tuple[str, str]], footer: str = ""
 ) -> str:
     """The whole document."""
-    out = [f"# {title}", ""]
-    out += [f"- **{k}:** {v}" for k, v in meta]
+    out = [f"# {md_inline(title)}", ""]
+    out += [f"- **{md_inline(k)}:** {md_inline(v)}" for k, v in meta]
     for item in items:
         out.append("")
         if isinstance(item, Message):
             out.append(_message(item))
         elif isinstance(item, Note):
-            out.append(f"*{item.text}*")
+            out.append(f"*{md_inline(item.text)}*")
         elif isinstance(item, Folded):
-            lab = f" 🏷 `{item.label}`" if item.label else ""
+            lab = f" 🏷 {md_code_span(item.label)}" if item.label else ""
+            eid = f" <sub>{md_code_span(item.entry_id)}</sub>" if item.entry_id else ""
             out.append(
-                f"> **{item.title}**{lab} <sub>`{item.entry_id}`</sub>\n\n" + _details(item.title, item.text)
+                f"> **{md_inline(item.title)}**{lab}{eid}\n\n" + _details(item.title, md_body(item.text))
             )
         elif isinstance(item, Branch):
-            out.append(f"---\n\n### ↳ {item.title}")
+            out.append(f"---\n\n### ↳ {md_inline(item.title)}")
     if footer:
-        out += ["", "---", "", footer]
+        out += ["", "---", "", md_inline(footer)]
     return "\n".join(out).rstrip() + "\n"

@@ -12,23 +12,30 @@ expect no hits, because a redactor that eats code and prose is turned off by its
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import time
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from ..errors import SessionTreeError
+
 __all__ = [
     "BUILTIN_PATTERNS",
     "CONFIG_FILE",
+    "EXPORT_BUDGET",
+    "ExportBudgetExceeded",
     "Finding",
     "Pattern",
     "RedactionConfigError",
     "Redactor",
     "config_path",
+    "export_budget",
     "load_redactor",
 ]
 
@@ -39,18 +46,61 @@ class RedactionConfigError(ValueError):
     """The user's redaction config cannot be read (bad TOML, a bad regex)."""
 
 
+#: Seconds an export may take (`SESSIONTREE_EXPORT_BUDGET` sets another), redaction and
+#: rendering together; a 100,000-entry path takes about 10 s.
+EXPORT_BUDGET = 300
+
+
+def export_budget() -> float:
+    """The export's time budget in seconds: ``$SESSIONTREE_EXPORT_BUDGET`` when it is a
+    number (fractions allowed; 0 or less: no budget), else `EXPORT_BUDGET`."""
+    raw = os.environ.get("SESSIONTREE_EXPORT_BUDGET")
+    if raw:
+        try:
+            return max(0.0, float(raw))
+        except ValueError:
+            pass
+    return float(EXPORT_BUDGET)
+
+
+class ExportBudgetExceeded(SessionTreeError, TimeoutError):
+    """An export took longer than its budget: nothing of it is given out."""
+
+    def __init__(self, budget: float) -> None:
+        super().__init__(
+            f"the export took longer than its budget of {budget:g} s "
+            "(SESSIONTREE_EXPORT_BUDGET); nothing was exported"
+        )
+        self.budget = budget
+
+
+Finder = Callable[[str, "re.Match[str]"], tuple[tuple[int, int] | None, int]]
+"""A built-in's test of one candidate: the secret's span in the text (or None), and where the
+search for the next candidate goes on."""
+
+
 @dataclass(frozen=True)
 class Pattern:
-    """One kind of secret: a regex, and the group that holds the secret (0: the whole match)."""
+    """One kind of secret.
+
+    A user's pattern is a plain regex and the group that holds the secret (0: the whole match).
+    A built-in is linear by construction: ``anchor`` finds where a candidate may start (a few
+    literals), ``regex`` is matched there and consumes the candidate with possessive runs
+    only (it never backtracks into a run), and ``find`` decides in Python whether it is a
+    secret and where the next search starts (never before it, so no character is looked at
+    more than a few times, whatever the text).
+    """
 
     name: str
     regex: re.Pattern[str]
     group: int = 0
     builtin: bool = True
     triggers: tuple[str, ...] = ()
-    """Literals one of which every match contains (lowercase when `lower`): a string without
-    any is skipped without running the regex (a substring test is ~50 times faster)."""
+    """Literals one of which every match contains (lowercase when `lower`): an entry without
+    any is skipped without running the patterns (a substring test is ~50 times faster)."""
     lower: bool = False
+    anchor: re.Pattern[str] | None = None
+    find: Finder | None = None
 
     def may_match(self, text: str, lowered: str | None) -> bool:
         """False when ``text`` cannot hold a match (``lowered``: ``text.lower()``, for `lower`)."""
@@ -60,72 +110,360 @@ class Pattern:
         return any(t in hay for t in self.triggers)
 
 
-def _p(name: str, regex: str, group: int = 0, *, triggers: tuple[str, ...], lower: bool = False) -> Pattern:
-    return Pattern(name, re.compile(regex), group, triggers=triggers, lower=lower)
+def _word(c: str) -> bool:
+    return c.isalnum() or c == "_"
 
 
-_KEY_CHARS = r"[A-Za-z0-9_\-]"
+def _starts_word(text: str, p: int) -> bool:
+    """A word boundary before ``p`` (regex ``\\b`` before a word character)."""
+    return p == 0 or not _word(text[p - 1])
 
-BUILTIN_PATTERNS: tuple[Pattern, ...] = (
-    _p(
-        "pem-private-key",
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\Z)",
-        triggers=("PRIVATE KEY-----",),
-    ),
-    _p("anthropic-key", rf"\bsk-ant-(?:api|admin|oat)?\d*-?{_KEY_CHARS}{{20,}}", triggers=("sk-ant-",)),
-    # OpenAI's keys mix cases and digits; the lookaheads keep `sk-learn-compatible-...` out.
-    _p(
-        "openai-key",
-        rf"\bsk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Z]){_KEY_CHARS}{{20,}}",
-        triggers=("sk-",),
-    ),
-    _p(
-        "github-token",
-        r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b",
-        triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-    ),
-    _p("github-pat", r"\bgithub_pat_[A-Za-z0-9_]{22,}\b", triggers=("github_pat_",)),
-    _p("aws-access-key-id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", triggers=("AKIA", "ASIA")),
-    _p(
-        "aws-secret-access-key",
-        r"(?i)\baws_secret_access_key\b[\"']?\s*[=:]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
-        1,
-        triggers=("aws_secret_access_key",),
-        lower=True,
-    ),
-    _p("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", triggers=("xox",)),
-    _p("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])", triggers=("AIza",)),
-    _p("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b", triggers=("_live_", "_test_")),
-    _p("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", triggers=("eyJ",)),
-    _p("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s/:@\"'<>]+:([^\s/@\"'<>]+)@", 1, triggers=("://",)),
-    _p("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9\-._~+/]{20,}=*)", 1, triggers=("bearer",), lower=True),
-    _p(
+
+def _ends_word(text: str, q: int) -> bool:
+    return q >= len(text) or not _word(text[q])
+
+
+# A token a terminal or `fold` wrapped: it runs to the end of a line and goes on at the start
+# of the next (a backslash before the break is a shell's continuation). Lines in the middle
+# must be the token alone; the last one may go on with other text.
+_WRAP = r"(?:\\?\r?\n)"
+_UNWRAP = re.compile(_WRAP)
+
+
+def _run(cls: str, name: str = "run") -> str:
+    return rf"(?P<{name}>(?:{cls}++(?:{_WRAP}{cls}++(?={_WRAP}))*+(?:{_WRAP}{cls}++)?+)?+)"
+
+
+def _token(
+    name: str,
+    anchor: str,
+    head: str,
+    cls: str,
+    ok: Callable[[str, str, int], bool],
+    *,
+    triggers: tuple[str, ...],
+) -> Pattern:
+    """A key of a known shape: ``head`` (at the anchor) then a run of ``cls``; ``ok(run,
+    text, end)`` tests the run (line breaks taken out) and what follows it."""
+    body = re.compile(head + _run(cls))
+
+    def find(text: str, m: re.Match[str]) -> tuple[tuple[int, int] | None, int]:
+        run = _UNWRAP.sub("", m.group("run"))
+        hit = _starts_word(text, m.start()) and ok(run, text, m.end())
+        return ((m.start(), m.end()) if hit else None), m.end()
+
+    return Pattern(name, body, triggers=triggers, anchor=re.compile(anchor), find=find)
+
+
+_KEY = r"[A-Za-z0-9_\-]"
+_ALNUM = r"[A-Za-z0-9]"
+_HAS_DIGIT = re.compile(r"\d")
+_HAS_UPPER = re.compile(r"[A-Z]")
+_ANT_PREFIX = re.compile(r"(?:api|admin|oat)?+\d*+-?+")
+_OPENAI_PREFIX = re.compile(r"(?:proj-|svcacct-|admin-)?+")
+_AWS_ID = re.compile(r"[0-9A-Z]{16}")
+
+
+def _anthropic(run: str, text: str, end: int) -> bool:
+    rest = run[_ANT_PREFIX.match(run).end() :]  # type: ignore[union-attr]
+    return len(rest) >= 20
+
+
+def _openai(run: str, text: str, end: int) -> bool:
+    # OpenAI's keys mix cases and digits: `sk-learn-compatible-...` is not one.
+    rest = run[_OPENAI_PREFIX.match(run).end() :]  # type: ignore[union-attr]
+    return len(rest) >= 20 and _HAS_DIGIT.search(rest) is not None and _HAS_UPPER.search(rest) is not None
+
+
+def _pem() -> Pattern:
+    head = re.compile(r"-----BEGIN (?P<kind>[A-Z0-9 ]{0,64}+)-----")
+    tail = re.compile(r"-----END [A-Z0-9 ]{0,64}+-----")
+
+    def find(text: str, m: re.Match[str]) -> tuple[tuple[int, int] | None, int]:
+        if not m.group("kind").endswith("PRIVATE KEY"):
+            return None, m.end()
+        e = text.find("-----END ", m.end())
+        if e < 0:
+            return (m.start(), len(text)), len(text)  # to the end of the text
+        t = tail.match(text, e)
+        stop = t.end() if t else e + 9
+        return (m.start(), stop), stop
+
+    return Pattern(
+        "pem-private-key", head, triggers=("PRIVATE KEY-----",), anchor=re.compile("-----BEGIN "), find=find
+    )
+
+
+def _jwt() -> Pattern:
+    part = r"[A-Za-z0-9_\-]"
+    body = re.compile(
+        r"eyJ" + _run(part, "a") + r"(?:\." + _run(part, "b") + r"(?:\." + _run(part, "c") + r")?+)?+"
+    )
+
+    def find(text: str, m: re.Match[str]) -> tuple[tuple[int, int] | None, int]:
+        a, b, c = (_UNWRAP.sub("", m.group(k) or "") for k in "abc")
+        hit = (
+            _starts_word(text, m.start())
+            and len(a) >= 8
+            and b.startswith("eyJ")
+            and len(b) >= 11
+            and len(c) >= 8
+        )
+        if hit:
+            return (m.start(), m.end()), m.end()
+        # the next token can start no earlier than the second part
+        return None, (m.start("b") if m.group("b") is not None else m.end())
+
+    return Pattern("jwt", body, triggers=("eyJ",), anchor=re.compile("eyJ"), find=find)
+
+
+_SCHEME_END = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9+.\-]{0,30}\Z")
+
+
+def _url_password() -> Pattern:
+    body = re.compile(r"://(?P<user>[^\s/:@\"'<>]*+)(?::(?P<pw>[^\s/@\"'<>]*+))?+(?P<at>@?+)")
+
+    def find(text: str, m: re.Match[str]) -> tuple[tuple[int, int] | None, int]:
+        p = m.start()
+        scheme = _SCHEME_END.search(text[max(0, p - 31) : p]) is not None
+        if scheme and m.group("user") and m.group("pw") and m.group("at"):
+            return m.span("pw"), m.end()
+        return None, m.end()
+
+    return Pattern("url-password", body, 1, triggers=("://",), anchor=re.compile("://"), find=find)
+
+
+def _bearer() -> Pattern:
+    cls = r"[A-Za-z0-9\-._~+/]"
+    body = re.compile(r"(?i)bearer(?P<ws>\s*+)(?P<tok>" + _run(cls) + r"=*+)")
+
+    def find(text: str, m: re.Match[str]) -> tuple[tuple[int, int] | None, int]:
+        run = _UNWRAP.sub("", m.group("run"))
+        if _starts_word(text, m.start()) and m.group("ws") and len(run) >= 20:
+            return m.span("tok"), m.end()
+        return None, m.start("tok")  # the token may be the next anchor ("Bearer bearer …")
+
+    return Pattern(
+        "bearer-token", body, 1, triggers=("bearer",), lower=True, anchor=re.compile("(?i)bearer"), find=find
+    )
+
+
+_PLACEHOLDER = re.compile(r"(?i)(?:your|my[_\-]|xxx|example|changeme|placeholder)")
+# Masked or elided values (`sk-...`, `AIza***MASKED***`, `…`) are shown, not leaked.
+_ELIDED = re.compile(r"\.\.\.|…|\*\*\*")
+
+
+def _placeholder(val: str) -> bool:
+    return _PLACEHOLDER.match(val) is not None or _ELIDED.search(val) is not None
+
+
+_ENV_NAME_VALUE = re.compile(r"[A-Z0-9_]+")
+_ASSIGN_KEYWORDS = (
+    r"api[_\-]?key|secret[_\-]?key|access[_\-]?token|auth[_\-]?token|client[_\-]?secret|password|passwd"
+)
+
+
+def _secret_assignment() -> Pattern:
+    body = re.compile(
+        rf"(?i)(?P<kw>{_ASSIGN_KEYWORDS})[\"']?+\s*+(?P<op>[=:]?+)\s*+"
+        r"(?:(?P<q>[\"'])(?P<val>[^\"'\s$<>{}*]*+)(?P<close>[\"']?+))?+"
+    )
+
+    def find(text: str, m: re.Match[str]) -> tuple[tuple[int, int] | None, int]:
+        p, kw_end = m.start(), m.end("kw")
+        # `password`, `DB_PASSWORD`, `db-password`: a name ending in the keyword
+        before = p == 0 or not _word(text[p - 1]) or text[p - 1] in "_-"
+        val = m.group("val") or ""
+        hit = (
+            before
+            and _ends_word(text, kw_end)
+            and m.group("op")
+            and m.group("close")
+            and len(val) >= 8
+            and not _ENV_NAME_VALUE.fullmatch(val)  # an environment variable's name
+            and not _placeholder(val)
+        )
+        if hit:
+            return m.span("val"), m.end()
+        return None, kw_end  # a keyword in what followed may start the next candidate
+
+    return Pattern(
         "secret-assignment",
-        r"(?i)\b(?:api[_\-]?key|secret[_\-]?key|access[_\-]?token|auth[_\-]?token|client[_\-]?secret|password|passwd)\b"
-        # not an environment variable's name (`"apiKey": "OPENAI_API_KEY"`) nor a placeholder
-        r"[\"']?\s*[=:]\s*[\"'](?!(?-i:[A-Z0-9_]+)[\"'])(?!(?:your|my[_\-]|xxx|example|changeme|placeholder))"
-        r"([^\"'\s$<>{}*]{8,})[\"']",
+        body,
         1,
         triggers=("key", "secret", "password", "passwd", "access", "auth"),
         lower=True,
+        anchor=re.compile(rf"(?i){_ASSIGN_KEYWORDS}"),
+        find=find,
+    )
+
+
+# `.env` lines and shell assignments: `DB_PASSWORD=hunter2`, `export API_KEY=...`. The name is
+# an environment variable's (capitals, digits, `_`) whose last part names a secret.
+_ENV_KEYWORDS = (
+    "PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|APIKEY|API_KEY|ACCESS_KEY|PRIVATE_KEY|SECRET_KEY"
+    "|SIGNING_KEY|ENCRYPTION_KEY|MASTER_KEY|CREDENTIALS|CREDENTIAL"
+)
+_ENV_VALUE_BAD = re.compile(r"[$%{<(\[@*=]|(?i:none|null|true|false|undefined)\Z")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_ENV_NAME_BACK = 64
+
+
+def _env_secret() -> Pattern:
+    body = re.compile(
+        rf"(?P<kw>{_ENV_KEYWORDS})(?P<sp>[ \t]*+)=(?P<sp2>[ \t]*+)"
+        r"(?:\"(?P<dq>[^\"\n]*+)(?P<dqe>\"?+)|'(?P<sq>[^'\n]*+)(?P<sqe>'?+)|(?P<bare>[^\s\"'`;&|<>#]*+))"
+    )
+
+    def find(text: str, m: re.Match[str]) -> tuple[tuple[int, int] | None, int]:
+        p = m.start()
+        ns = p
+        stop = max(0, p - _ENV_NAME_BACK)
+        while ns > stop and (text[ns - 1].isupper() or text[ns - 1].isdigit() or text[ns - 1] == "_"):
+            ns -= 1
+        name = text[ns : m.end("kw")]
+        # the keyword is the name's last part (`DB_PASSWORD`, not `PASSWORDS` nor `PWD`)
+        whole_part = p == ns or text[p - 1] == "_" or m.group("kw").startswith("_")
+        if not whole_part or name in ("PWD", "OLDPWD", "PASS") or not name.isascii():
+            return None, m.end()
+        if ns > 0 and (_word(text[ns - 1]) or text[ns - 1] in "$.-/\\"):
+            return None, m.end()
+        if m.group("dqe") or m.group("sqe"):
+            span, val = (m.span("dq"), m.group("dq")) if m.group("dqe") else (m.span("sq"), m.group("sq"))
+        elif m.group("bare") and not m.group("sp2") and not m.group("sp"):
+            span, val = m.span("bare"), m.group("bare")
+        else:
+            return None, m.end()
+        ok = (
+            len(val) >= 6
+            and not _ENV_VALUE_BAD.match(val)
+            and not _ENV_VALUE_BAD.search(val[:1])
+            and "(" not in val
+            and not any(c.isspace() for c in val)
+            and not _placeholder(val)
+            and not _DOTTED.fullmatch(val)
+            and len(set(val)) > 2
+        )
+        return (span if ok else None), m.end()
+
+    return Pattern(
+        "env-secret",
+        body,
+        triggers=("PASS", "PWD", "SECRET", "TOKEN", "KEY", "CREDENTIAL"),
+        anchor=re.compile(rf"(?:{_ENV_KEYWORDS})(?=[ \t]*+=)"),
+        find=find,
+    )
+
+
+def _aws_secret() -> Pattern:
+    body = re.compile(
+        r"(?i)aws_secret_access_key[\"']?+\s*+(?P<op>[=:]?+)\s*+[\"']?+(?P<val>[A-Za-z0-9/+=]*+)"
+    )
+
+    def find(text: str, m: re.Match[str]) -> tuple[tuple[int, int] | None, int]:
+        kw_end = m.start() + len("aws_secret_access_key")
+        if (
+            _starts_word(text, m.start())
+            and _ends_word(text, kw_end)
+            and m.group("op")
+            and len(m.group("val")) == 40
+        ):
+            return m.span("val"), m.end()
+        return None, m.end()
+
+    return Pattern(
+        "aws-secret-access-key",
+        body,
+        1,
+        triggers=("aws_secret_access_key",),
+        lower=True,
+        anchor=re.compile("(?i)aws_secret_access_key"),
+        find=find,
+    )
+
+
+BUILTIN_PATTERNS: tuple[Pattern, ...] = (
+    _pem(),
+    _token(
+        "anthropic-key",
+        "sk-ant-",
+        "sk-ant-",
+        _KEY,
+        _anthropic,
+        triggers=("sk-ant-",),
     ),
+    _token("openai-key", "sk-", "sk-", _KEY, _openai, triggers=("sk-",)),
+    _token(
+        "github-token",
+        "gh[pousr]_",
+        "gh[pousr]_",
+        _ALNUM,
+        lambda run, text, end: len(run) >= 36 and _ends_word(text, end),
+        triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ),
+    _token(
+        "github-pat",
+        "github_pat_",
+        "github_pat_",
+        r"[A-Za-z0-9_]",
+        lambda run, text, end: len(run) >= 22 and _ends_word(text, end),
+        triggers=("github_pat_",),
+    ),
+    _token(
+        "aws-access-key-id",
+        "AKIA|ASIA",
+        "(?:AKIA|ASIA)",
+        r"[A-Za-z0-9_]",
+        lambda run, text, end: _AWS_ID.fullmatch(run) is not None and _ends_word(text, end),
+        triggers=("AKIA", "ASIA"),
+    ),
+    _aws_secret(),
+    _token(
+        "slack-token",
+        "xox[abposr]-",
+        "xox[abposr]-",
+        r"[A-Za-z0-9\-]",
+        lambda run, text, end: len(run) >= 10,
+        triggers=("xox",),
+    ),
+    _token(
+        "google-api-key",
+        "AIza",
+        "AIza",
+        _KEY,
+        lambda run, text, end: len(run) == 35,
+        triggers=("AIza",),
+    ),
+    _token(
+        "stripe-key",
+        "[sr]k_(?:live|test)_",
+        "[sr]k_(?:live|test)_",
+        _ALNUM,
+        lambda run, text, end: len(run) >= 16 and _ends_word(text, end),
+        triggers=("_live_", "_test_"),
+    ),
+    _jwt(),
+    _url_password(),
+    _bearer(),
+    _secret_assignment(),
+    _env_secret(),
 )
 """The built-in patterns, in the order they are applied."""
 
-# Opaque fields that hold no readable text (ids, signatures a provider replays, image bytes):
-# a base64 blob must not be cut by a pattern that happens to match inside it.
-_OPAQUE_KEYS = frozenset(
-    {
-        "id",
-        "parentId",
-        "toolCallId",
-        "targetId",
-        "thinkingSignature",
-        "textSignature",
-        "signature",
-        "encrypted_content",
-    }
+# Names of fields whose string value is a secret as a whole (tool arguments, configs, double-
+# encoded JSON): `{"password": "..."}` has the keyword and the value in two strings.
+_SECRET_FIELD = re.compile(
+    r"(?i)(?:^|[_\-.])(?:password|passwd|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key"
+    r"|secret[_\-]?key|client[_\-]?secret|credentials?)\Z"
 )
+
+# An opaque blob (a provider's signature, encrypted reasoning, image bytes): only base64
+# characters, long. A pattern that happens to match inside one is a coincidence of random
+# characters; a secret that *is* the value (it starts it) is still one.
+_BLOB = re.compile(r"[A-Za-z0-9+/=_\-]{64,}")
+_JSONISH = re.compile(r"\s*+(?:\{.*\}|\[.*\]|\".*\")\s*+", re.S)
+_JSON_DEPTH = 4
+_CHECK_EVERY = 4096
 
 
 def config_path(env: Mapping[str, str] | None = None) -> str:
@@ -159,11 +497,21 @@ def _mask(secret: str) -> str:
 
 @dataclass
 class Redactor:
-    """Applies patterns to text and to whole entries, counting what it replaced."""
+    """Applies patterns to every string of what is exported (values, keys, titles, labels,
+    strings inside JSON held in a string), counting what it replaced.
+
+    ``deadline`` (a `time.monotonic` value) bounds the work: past it `ExportBudgetExceeded`
+    is raised and nothing is given out. ``work`` counts the characters the built-in patterns
+    looked at (their anchors' scans and their candidates): linear in the text, whatever it
+    holds (tests/reliability/test_hostile_redaction.py).
+    """
 
     patterns: list[Pattern] = field(default_factory=lambda: list(BUILTIN_PATTERNS))
     counts: dict[str, int] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    deadline: float | None = None
+    budget: float = 0.0
+    work: int = 0
 
     def __post_init__(self) -> None:
         # Most entries hold no trigger of any pattern: one look at the entry's JSON (a few
@@ -175,6 +523,17 @@ class Redactor:
             self._gated = True
         else:
             self._exact, self._folded, self._gated = (), (), False
+        self._ticks = 0
+
+    def set_budget(self, seconds: float) -> None:
+        """Allow ``seconds`` from now (0: no limit)."""
+        self.budget = seconds
+        self.deadline = time.monotonic() + seconds if seconds > 0 else None
+
+    def check_budget(self) -> None:
+        """Raise `ExportBudgetExceeded` once the deadline has passed."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise ExportBudgetExceeded(self.budget)
 
     def _may_hold_secrets(self, entry: Mapping[str, Any]) -> bool:
         if not self._gated:
@@ -187,50 +546,131 @@ class Redactor:
             return True
         if self._folded:
             low = raw.lower()
-            return any(t in low for t in self._folded)
-        return False
+            if any(t in low for t in self._folded):
+                return True
+        # a `\u` escape inside a string (JSON held in a string) can spell a trigger
+        return b"\\\\u" in raw
 
-    def text(self, value: str, entry_id: str | None = None) -> str:
-        """``value`` with every match replaced (counted, and listed in `findings`)."""
+    def _spans(self, pat: Pattern, text: str) -> list[tuple[int, int]]:
+        """Where ``pat`` finds secrets in ``text`` (built-ins: linear, counted in `work`)."""
+        if pat.anchor is None or pat.find is None:
+            self.work += len(text)
+            return [m.span(pat.group) if pat.group else m.span() for m in pat.regex.finditer(text)]
+        out: list[tuple[int, int]] = []
+        pos, n = 0, len(text)
+        anchor, body, find = pat.anchor, pat.regex, pat.find
+        while pos < n:
+            a = anchor.search(text, pos)
+            if a is None:
+                self.work += n - pos
+                break
+            p = a.start()
+            m = body.match(text, p)
+            if m is None:  # cannot happen for an anchor the body starts with; be safe
+                self.work += p - pos + 1
+                pos = p + 1
+                continue
+            span, resume = find(text, m)
+            if span is not None:
+                out.append(span)
+                resume = max(resume, span[1])
+            nxt = max(resume, p + 1)
+            # the anchor's scan, the candidate the body consumed, what `find` looked at
+            self.work += (p - pos) + (max(m.end(), nxt) - p) + 1
+            pos = nxt
+            self._ticks += 1
+            if self._ticks % _CHECK_EVERY == 0:
+                self.check_budget()
+        return out
+
+    def text(self, value: str, entry_id: str | None = None, *, blob: bool = False) -> str:
+        """``value`` with every match replaced (counted, and listed in `findings`). In a
+        ``blob`` only a secret that starts the value counts."""
         lowered: str | None = None
         for pat in self.patterns:
             if pat.lower and lowered is None:
                 lowered = value.lower()
-            if not pat.may_match(value, lowered) or pat.regex.search(value) is None:
+            if not pat.may_match(value, lowered):
                 continue
-
-            def repl(m: re.Match[str], pat: Pattern = pat) -> str:
-                secret = m.group(pat.group) if pat.group else m.group(0)
-                if not secret or secret.startswith("[REDACTED:"):
-                    return m.group(0)
+            spans = self._spans(pat, value)
+            if blob:
+                spans = [sp for sp in spans if sp[0] == 0]
+            if not spans:
+                continue
+            parts: list[str] = []
+            last = 0
+            mark = f"[REDACTED:{pat.name}]"
+            for a, b in spans:
+                secret = value[a:b]
+                if a < last or not secret or secret.startswith("[REDACTED:"):
+                    continue
                 self.counts[pat.name] = self.counts.get(pat.name, 0) + 1
                 self.findings.append(Finding(pat.name, entry_id, _mask(secret)))
-                mark = f"[REDACTED:{pat.name}]"
-                if not pat.group:
-                    return mark
-                start, end = m.start(pat.group) - m.start(0), m.end(pat.group) - m.start(0)
-                whole = m.group(0)
-                return whole[:start] + mark + whole[end:]
-
-            value = pat.regex.sub(repl, value)
+                parts.append(value[last:a])
+                parts.append(mark)
+                last = b
+            if parts:
+                parts.append(value[last:])
+                value = "".join(parts)
+                lowered = None
         return value
 
-    def value(self, value: Any, entry_id: str | None = None) -> Any:
-        """A JSON value with every string redacted (keys and opaque fields kept)."""
+    def string(self, value: str, entry_id: str | None = None, depth: int = 0) -> str:
+        """One string of an entry: JSON held in it redacted inside (decoded, redacted,
+        encoded again when something changed), then the patterns over the string itself."""
+        self.check_budget()
+        if (
+            depth < _JSON_DEPTH
+            and len(value) >= 2
+            and value.lstrip()[:1] in '{["'
+            and _JSONISH.fullmatch(value)
+        ):
+            try:
+                inner = orjson.loads(value)
+            except orjson.JSONDecodeError:
+                inner = None
+            if isinstance(inner, (dict, list, str)):
+                done = self.value(inner, entry_id, depth + 1)
+                if done != inner:
+                    compact = ", " not in value and ": " not in value
+                    return json.dumps(done, ensure_ascii=False, separators=(",", ":") if compact else None)
+        return self.text(value, entry_id, blob=_BLOB.fullmatch(value) is not None)
+
+    def _field(self, key: str, value: str, entry_id: str | None) -> str | None:
+        """A value that is a secret by the name it is kept under (``{"password": ...}``)."""
+        if (
+            len(value) >= 8
+            and _SECRET_FIELD.search(key)
+            and not value.startswith("[REDACTED:")
+            and not _ENV_NAME_VALUE.fullmatch(value)
+            and not _placeholder(value)
+            and not any(c.isspace() for c in value)
+            and "secret-assignment" in {p.name for p in self.patterns}
+        ):
+            self.counts["secret-assignment"] = self.counts.get("secret-assignment", 0) + 1
+            self.findings.append(Finding("secret-assignment", entry_id, _mask(value)))
+            return "[REDACTED:secret-assignment]"
+        return None
+
+    def value(self, value: Any, entry_id: str | None = None, depth: int = 0) -> Any:
+        """A JSON value with every string redacted, keys too, at any depth (an id or a
+        signature like any other string: only its content decides)."""
         if isinstance(value, str):
-            return self.text(value, entry_id)
+            return self.string(value, entry_id, depth)
         if isinstance(value, list):
-            return [self.value(v, entry_id) for v in value]
+            return [self.value(v, entry_id, depth) for v in value]
         if isinstance(value, dict):
-            image = value.get("type") == "image"
-            return {
-                k: v if (k in _OPAQUE_KEYS or (image and k == "data")) else self.value(v, entry_id)
-                for k, v in value.items()
-            }
+            out: dict[Any, Any] = {}
+            for k, v in value.items():
+                by_name = self._field(k, v, entry_id) if isinstance(k, str) and isinstance(v, str) else None
+                key = self.string(k, entry_id, depth) if isinstance(k, str) else k
+                out[key] = by_name if by_name is not None else self.value(v, entry_id, depth)
+            return out
         return value
 
     def entry(self, entry: Mapping[str, Any]) -> dict[str, Any]:
         """A redacted copy of one entry (a shallow copy when it holds nothing to redact)."""
+        self.check_budget()
         if not self._may_hold_secrets(entry):
             return dict(entry)
         eid = entry.get("id")

@@ -9,6 +9,12 @@ Entries that say nothing about the tree's shape (one parent with one child, no l
 compaction or branch summary, not the leaf) are folded into *runs* when a session is large,
 so a 100,000-entry session draws as a few thousand nodes: a run node holds the count of its
 entries by kind and stands for its last entry (a click goes there).
+
+Wide fans are folded the same way: a node with more than `fan_max()` children shows a page
+of them (the first, or the page asked for in ``pages``; the branch of the leaf always) and
+one *more* node for the branches before the page and one for those after it, which a client
+pages through (``fanParent``, ``fanOffset``). And no answer holds more than `nodes_max()`
+nodes, whatever the session: past it the walk stops and the graph says it was cut.
 """
 
 from __future__ import annotations
@@ -17,13 +23,39 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..tuning import bound
 from ..view.display import display_text
 from ..view.tool_calls import calls_of
 
-__all__ = ["AUTO_COLLAPSE_ABOVE", "Graph", "GraphNode", "build_graph"]
+__all__ = [
+    "AUTO_COLLAPSE_ABOVE",
+    "FAN_MAX",
+    "NODES_MAX",
+    "Graph",
+    "GraphNode",
+    "build_graph",
+    "fan_max",
+    "nodes_max",
+]
 
 AUTO_COLLAPSE_ABOVE = 400
 """Sessions with more entries than this fold linear runs by default; smaller ones show every entry."""
+
+FAN_MAX = 24
+"""Children of one node drawn at once; the others are folded into "more" nodes."""
+NODES_MAX = 20_000
+"""Nodes in one graph at most (about 3 MB of answer); past it the walk stops."""
+
+
+def fan_max() -> int:
+    """`FAN_MAX`, or ``$SESSIONTREE_GRAPH_FAN`` (at least 1)."""
+    return max(1, bound("SESSIONTREE_GRAPH_FAN", FAN_MAX))
+
+
+def nodes_max() -> int:
+    """`NODES_MAX`, or ``$SESSIONTREE_GRAPH_NODES`` (at least 1)."""
+    return max(1, bound("SESSIONTREE_GRAPH_NODES", NODES_MAX))
+
 
 _MARKED_TYPES = frozenset({"compaction", "branch_summary"})
 _TEXT_MAX = 120
@@ -36,7 +68,7 @@ class GraphNode:
     id: str
     """The entry id (for a run: its last entry, where a click navigates)."""
     kind: str
-    """``"entry"`` or ``"run"``."""
+    """``"entry"``, ``"run"`` or ``"more"`` (folded branches of a wide fan)."""
     type: str
     """The entry type (``"run"`` for a run)."""
     role: str | None
@@ -60,6 +92,10 @@ class GraphNode:
     """No children: the end of a branch."""
     branch_point: bool = False
     """More than one child."""
+    fan_parent: str | None = None
+    """A "more" node: the entry whose children it folds."""
+    fan_offset: int | None = None
+    """A "more" node: the index (among the parent's children) of the page it opens."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (camelCase, as the page's script and the wire read it)."""
@@ -81,6 +117,9 @@ class GraphNode:
             d["firstId"] = self.first_id
         if self.kinds:
             d["kinds"] = dict(self.kinds)
+        if self.fan_parent is not None:
+            d["fanParent"] = self.fan_parent
+            d["fanOffset"] = self.fan_offset
         for flag in ("active", "leaf", "tip", "branch_point"):
             if getattr(self, flag):
                 d["branchPoint" if flag == "branch_point" else flag] = True
@@ -98,6 +137,8 @@ class Graph:
     leaf_id: str | None
     collapsed: bool
     title: str = ""
+    truncated: bool = False
+    """The walk stopped at `nodes_max()` nodes: part of the tree is not drawn."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of the whole graph."""
@@ -108,6 +149,7 @@ class Graph:
             "leafId": self.leaf_id,
             "collapsed": self.collapsed,
             "title": self.title,
+            "truncated": self.truncated,
         }
 
 
@@ -151,12 +193,18 @@ def build_graph(
     collapse: int | None = None,
     home: str | None = None,
     leaf_id: Any = ...,
+    pages: Mapping[str, int] | None = None,
+    fan: int | None = None,
+    max_nodes: int | None = None,
 ) -> Graph:
     """Lay out ``manager``'s tree.
 
     ``collapse``: fold runs of at least this many linear entries into one node; ``0`` never
     folds; ``None`` (the default) folds runs of 2 or more only in sessions of more than
-    `AUTO_COLLAPSE_ABOVE` entries. ``leaf_id`` overrides the highlighted leaf.
+    `AUTO_COLLAPSE_ABOVE` entries. ``leaf_id`` overrides the highlighted leaf. ``fan``
+    (default `fan_max()`): children of a node drawn at once; ``pages``: for a parent id, the
+    index of the first child to draw (a "more" node's ``fanOffset``). ``max_nodes`` (default
+    `nodes_max()`): the most nodes drawn.
     """
     index = manager.index
     roots, children = index.child_map()
@@ -168,6 +216,9 @@ def build_graph(
         collapse = 2 if total > AUTO_COLLAPSE_ABOVE else 0
     texts = _Texts(manager, home)
     empty: list[str] = []
+    fan = fan_max() if fan is None else max(1, fan)
+    max_nodes = nodes_max() if max_nodes is None else max(1, max_nodes)
+    pages = pages or {}
 
     # An entry whose parent has one child and which has one child, unmarked: foldable.
     branch_starts: set[str] = set(roots)
@@ -234,10 +285,37 @@ def build_graph(
         nodes.append(node)
         return len(nodes) - 1
 
-    # Iterative preorder: a deep session must not hit the recursion limit.
-    stack: list[tuple[str, int | None]] = [(r, None) for r in reversed(roots)]
+    def emit_more(owner: str, first: str, hidden: int, offset: int, after: bool, parent: int | None) -> None:
+        where = "more" if after else "earlier"
+        nodes.append(
+            GraphNode(
+                id=first,
+                kind="more",
+                type="more",
+                role=None,
+                row=len(nodes),
+                parent=parent,
+                text=f"{hidden:,} {where} branches",
+                count=hidden,
+                first_id=first,
+                fan_parent=owner,
+                fan_offset=offset,
+            )
+        )
+
+    # Iterative preorder: a deep session must not hit the recursion limit. A stack item is
+    # an entry to draw, or a "more" node to draw: (owner, first hidden id, count, offset).
+    Item = tuple[str, int | None, tuple[str, str, int, int, bool] | None]
+    stack: list[Item] = [(r, None, None) for r in reversed(_page(roots, "", pages, fan, active))]
+    truncated = False
     while stack:
-        eid, parent = stack.pop()
+        if len(nodes) >= max_nodes:
+            truncated = True
+            break
+        eid, parent, more = stack.pop()
+        if more is not None:
+            emit_more(*more, parent=parent)
+            continue
         if collapse and plain(eid):
             run = [eid]
             nxt = children[eid][0]
@@ -249,11 +327,20 @@ def build_graph(
             else:
                 for rid in run:
                     parent = emit_entry(rid, parent)
-            stack.append((nxt, parent))
+            stack.append((nxt, parent, None))
             continue
         me = emit_entry(eid, parent)
-        for kid in reversed(children.get(eid, empty)):
-            stack.append((kid, me))
+        kids = children.get(eid, empty)
+        if len(kids) <= fan:
+            stack.extend((kid, me, None) for kid in reversed(kids))
+            continue
+        start, shown = _fan_page(kids, pages.get(eid, 0), fan, active)
+        end = start + fan
+        if end < len(kids):
+            stack.append(("", me, (eid, kids[end], len(kids) - end, end, True)))
+        stack.extend((kid, me, None) for kid in reversed(shown))
+        if start > 0:
+            stack.append(("", me, (eid, kids[0], start, max(0, start - fan), False)))
 
     lanes = _assign_lanes(nodes)
     return Graph(
@@ -262,7 +349,28 @@ def build_graph(
         entries=total,
         leaf_id=leaf,
         collapsed=bool(collapse),
+        truncated=truncated,
     )
+
+
+def _fan_page(kids: list[str], offset: Any, fan: int, active: set[str]) -> tuple[int, list[str]]:
+    """The page of ``kids`` from ``offset`` (clamped), with the leaf's branch added when it
+    is on no page shown: (the page's first index, the children drawn, in order)."""
+    start = offset if isinstance(offset, int) and not isinstance(offset, bool) else 0
+    start = min(max(0, start), max(0, len(kids) - fan))
+    shown = kids[start : start + fan]
+    on_path = next((k for k in kids if k in active), None)
+    if on_path is not None and on_path not in shown:
+        shown = [*shown, on_path] if kids.index(on_path) > start else [on_path, *shown]
+    return start, shown
+
+
+def _page(roots: list[str], owner: str, pages: Mapping[str, int], fan: int, active: set[str]) -> list[str]:
+    """The roots drawn (sessions have one root; a damaged file with thousands of orphans is
+    paged like a fan, without "more" nodes, since roots have no parent to hang them on)."""
+    if len(roots) <= fan:
+        return roots
+    return _fan_page(roots, pages.get(owner, 0), fan, active)[1]
 
 
 def _assign_lanes(nodes: list[GraphNode]) -> int:

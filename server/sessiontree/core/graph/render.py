@@ -8,9 +8,11 @@ extension posts ``{"type": "update", "svg": ...}``; in a browser it shows the no
 
 from __future__ import annotations
 
-import json
-from html import escape
+import base64
+import hashlib
+import re
 
+from ..format.markup import css_class, html, json_script
 from .model import Graph, GraphNode
 
 __all__ = ["LANE_WIDTH", "ROW_HEIGHT", "render_html", "render_svg"]
@@ -51,9 +53,9 @@ def _run_text(n: GraphNode) -> str:
 
 
 def _classes(n: GraphNode) -> str:
-    cls = ["node", n.kind, f"t-{n.type}"]
+    cls = ["node", css_class(n.kind), f"t-{css_class(n.type)}"]
     if n.role:
-        cls.append(f"r-{n.role}")
+        cls.append(f"r-{css_class(n.role)}")
     for flag, name in ((n.active, "active"), (n.leaf, "leaf"), (n.tip, "tip"), (n.branch_point, "bp")):
         if flag:
             cls.append(name)
@@ -63,6 +65,8 @@ def _classes(n: GraphNode) -> str:
 
 
 def _marker(n: GraphNode, x: float, y: float) -> str:
+    if n.kind == "more":
+        return f'<rect class="m" x="{x - 6:.1f}" y="{y - 4:.1f}" width="12" height="8" rx="4"/>'
     if n.kind == "run":
         return f'<rect class="m" x="{x - 4:.1f}" y="{y - 7:.1f}" width="8" height="14" rx="3"/>'
     if n.type == "compaction":
@@ -99,15 +103,17 @@ def render_svg(graph: Graph) -> str:
         text = _run_text(n) + (f" · {n.text}" if n.text else "") if n.kind == "run" else n.text
         tag = ""
         if n.label is not None:
-            tag = f'<tspan class="tag">[{escape(n.label)}]</tspan> '
+            tag = f'<tspan class="tag">[{html(n.label)}]</tspan> '
         lead = "● " if n.leaf else ""
         title = f"{n.id}" + (f" (from {n.first_id}, {n.count} entries)" if n.kind == "run" else "")
+        if n.kind == "more":
+            title = f"{n.count} branches of {n.fan_parent} not drawn: click to show them"
         parts.append(
-            f'<g class="{_classes(n)}" data-id="{escape(n.id)}" data-i="{i}" tabindex="0">'
-            f"<title>{escape(title)}</title>"
+            f'<g class="{_classes(n)}" data-id="{html(n.id)}" data-i="{i}" tabindex="0">'
+            f"<title>{html(title)}</title>"
             f'<rect class="hit" x="0" y="{y - ROW_HEIGHT / 2:.1f}" width="{width}" height="{ROW_HEIGHT}"/>'
             f"{_marker(n, x, y)}"
-            f'<text x="{text_x:.1f}" y="{y + 4:.1f}">{escape(lead)}{tag}{escape(text)}</text></g>'
+            f'<text x="{text_x:.1f}" y="{y + 4:.1f}">{lead}{tag}{html(text)}</text></g>'
         )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="sessiontree-graph" width="{width}" '
@@ -141,7 +147,8 @@ svg.sessiontree-graph { display: block; }
 .node.active .m { stroke: var(--vscode-charts-blue, #1a73e8); stroke-width: 2; }
 .node .ring { fill: none; stroke: var(--vscode-charts-blue, #1a73e8); stroke-width: 2; }
 .node text { fill: currentColor; white-space: pre; }
-.node.run text { opacity: .75; font-style: italic; }
+.node.run text, .node.more text { opacity: .75; font-style: italic; }
+.node.more .m { fill: none; stroke: var(--vscode-descriptionForeground, #999); stroke-dasharray: 2 2; }
 .node:not(.active) text { opacity: .7; }
 .node.leaf text { font-weight: bold; opacity: 1; }
 .node .tag { fill: var(--vscode-charts-yellow, #b8860b); font-weight: bold; }
@@ -166,6 +173,13 @@ _SCRIPT = """
     if (!g) return;
     select(g);
     const n = data.nodes[Number(g.dataset.i)];
+    if (n.kind === "more") {
+      // folded branches of a wide fan: the extension asks for that page; a file names it
+      if (vscode) { vscode.postMessage({ type: "page", parent: n.fanParent, offset: n.fanOffset }); return; }
+      details.textContent = n.count + " branches of " + n.fanParent + " not drawn: sessiontree graph FILE --page " + n.fanParent + ":" + n.fanOffset;
+      details.style.display = "block";
+      return;
+    }
     if (vscode) { vscode.postMessage({ type: "navigate", id: n.id, kind: n.kind }); return; }
     const lines = [n.id + (n.kind === "run" ? "  (" + n.count + " entries from " + n.firstId + ")" : "")];
     if (n.label) lines.push("label: " + n.label);
@@ -198,34 +212,55 @@ _SCRIPT = """
 def summary_line(graph: Graph) -> str:
     """The page header's count: entries, drawn nodes, lanes."""
     folded = ", linear runs folded" if graph.collapsed else ""
-    return f"{graph.entries} entries · {len(graph.nodes)} nodes · {graph.lanes} lanes{folded}"
+    cut = f", cut at {len(graph.nodes):,} nodes" if graph.truncated else ""
+    return f"{graph.entries} entries · {len(graph.nodes)} nodes · {graph.lanes} lanes{folded}{cut}"
 
 
 def graph_data_json(graph: Graph) -> str:
     """The node data the page's script reads (safe inside a ``<script>`` element)."""
-    data = {
-        "nodes": [
-            {k: v for k, v in n.to_dict().items() if k != "text"} | {"text": n.text} for n in graph.nodes
-        ]
-    }
-    return json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+    return json_script({"nodes": [n.to_dict() for n in graph.nodes]})
+
+
+def _sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
+
+
+# Neither fetch directives nor `default-src` cover these: without them an injected `<base>`
+# or `<form>` could still send the page elsewhere.
+_NO_NAVIGATION = "base-uri 'none'; form-action 'none'"
+_NONCE = re.compile(r"[A-Za-z0-9+/=_\-]{1,128}")
+_SOURCE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:(?://)?[A-Za-z0-9.*:+\-]*(?:/[A-Za-z0-9._~/\-]*)?|'self'")
+
+
+def page_csp(*, nonce: str | None = None, csp_source: str | None = None) -> str:
+    """The page's Content-Security-Policy: nothing loads but its own inline script and style
+    (by nonce in a webview, else by hash) and `data:` images; no `<base>`, no form target,
+    no connection, no frame, no plugin.
+
+    ``nonce`` and ``csp_source`` come from the client: a nonce that is not 1-128 base64
+    characters or a source that is not scheme-and-host expressions is refused
+    (ValueError), since either could widen the policy."""
+    if nonce is not None and not _NONCE.fullmatch(nonce):
+        raise ValueError("nonce must be 1 to 128 base64 characters")
+    if csp_source is not None and not all(_SOURCE.fullmatch(x) for x in csp_source.split(" ")):
+        raise ValueError("cspSource must be source expressions (scheme://host or 'self') separated by spaces")
+    src = f" {csp_source}" if csp_source else ""
+    if nonce:
+        style, script = f"'nonce-{nonce}'{src}", f"'nonce-{nonce}'"
+    else:
+        style, script = _sha256(_STYLE), _sha256(_SCRIPT)
+    return f"default-src 'none'; img-src data:{src}; style-src {style}; script-src {script}; {_NO_NAVIGATION}"
 
 
 def render_html(graph: Graph, *, nonce: str | None = None, csp_source: str | None = None) -> str:
     """One self-contained HTML page of the graph.
 
-    ``nonce``: the nonce its inline script and style carry, with a Content-Security-Policy
-    allowing only them (a VS Code webview); ``csp_source`` is the webview's own source.
+    ``nonce``: the nonce its inline script and style carry (a VS Code webview); without one,
+    the policy allows them by their hashes. ``csp_source`` is the webview's own source.
+    Every session-supplied string goes through `core.format.markup`.
     """
-    n_attr = f' nonce="{escape(nonce)}"' if nonce else ""
-    src = f" {csp_source}" if csp_source else ""
-    if nonce:
-        csp = (
-            f"default-src 'none'; img-src data:{src}; style-src 'nonce-{nonce}'{src}; "
-            f"script-src 'nonce-{nonce}';"
-        )
-    else:
-        csp = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline';"
+    csp = page_csp(nonce=nonce, csp_source=csp_source)
+    n_attr = f' nonce="{html(nonce)}"' if nonce else ""
     title = graph.title or "session graph"
     legend = (
         '<span class="k-user">● user</span><span class="k-assistant">● assistant</span>'
@@ -235,10 +270,11 @@ def render_html(graph: Graph, *, nonce: str | None = None, csp_source: str | Non
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{escape(csp, quote=False)}">'
+        f'<meta http-equiv="Content-Security-Policy" content="{html(csp)}">'
+        '<meta name="referrer" content="no-referrer">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style{n_attr}>{_STYLE}</style></head><body>"
-        f'<header><h1>{escape(title)}</h1><span id="count">{escape(summary_line(graph))}</span>'
+        f"<title>{html(title)}</title><style{n_attr}>{_STYLE}</style></head><body>"
+        f'<header><h1>{html(title)}</h1><span id="count">{html(summary_line(graph))}</span>'
         f'<span class="legend">{legend}</span></header>'
         f'<main id="graph">{render_svg(graph)}</main><div id="details"></div>'
         f'<script type="application/json" id="graph-data">{graph_data_json(graph)}</script>'

@@ -15,7 +15,7 @@ from sessiontree_protocol import types as t
 from sessiontree_protocol.converters import structure
 
 from sessiontree.core.compare import compare_nodes, render_side
-from sessiontree.core.export import FORMATS, ExportInput, read_export, render_export
+from sessiontree.core.export import FORMATS, ExportInput, export_file_name, read_export, render_export
 from sessiontree.core.export.redact import RedactionConfigError
 from sessiontree.core.graph import build_graph, render_html, render_svg
 from sessiontree.core.graph.render import summary_line
@@ -28,6 +28,8 @@ async def graph(ls: SessionTreeServer, p: t.GraphParams) -> t.GraphResult:
     session = ls.registry.get(p.session)
     if p.collapse is not None and p.collapse < 0:
         raise errors.InvalidParams("collapse must be 0 or more", {"field": "collapse", "reason": "negative"})
+    if p.fan is not None and p.fan < 1:
+        raise errors.InvalidParams("fan must be 1 or more", {"field": "fan", "reason": "not positive"})
 
     def work() -> t.GraphResult:
         manager = session.manager
@@ -35,7 +37,7 @@ async def graph(ls: SessionTreeServer, p: t.GraphParams) -> t.GraphResult:
         if not isinstance(p.leaf_id, t._Absent):
             mapping.require_entry(manager, p.leaf_id)
             leaf = p.leaf_id
-        g = build_graph(manager, collapse=p.collapse, leaf_id=leaf)
+        g = build_graph(manager, collapse=p.collapse, leaf_id=leaf, pages=p.pages, fan=p.fan)
         name = manager.get_session_name()
         g.title = name if isinstance(name, str) and name else f"Session {manager.get_session_id()}"
         page = render_html(g, nonce=p.nonce, csp_source=p.csp_source) if p.nonce else None
@@ -48,6 +50,7 @@ async def graph(ls: SessionTreeServer, p: t.GraphParams) -> t.GraphResult:
             leaf_id=g.leaf_id,
             summary=summary_line(g),
             html=page,
+            truncated=g.truncated,
         )
 
     return await ls.registry.call(session, work)
@@ -88,11 +91,14 @@ async def export(ls: SessionTreeServer, p: t.ExportParams) -> t.ExportResult:
             redacted=r.redacted,
             redactions=[t.RedactionCount(pattern=k, count=v) for k, v in sorted(r.counts.items())],
             findings=[structure(f.to_dict(), t.RedactionFinding) for f in r.findings],
-            suggested_name=f"{inp.session_id}-{p.subtree_id or r.leaf_id or 'empty'}.{r.format}",
+            suggested_name=export_file_name(inp.session_id, p.subtree_id or r.leaf_id, r.format),
         )
 
     # Only the reading holds the session: redacting and rendering a 100,000-entry path takes
-    # seconds, and the tree view's requests must not wait for it.
+    # seconds, and the tree view's requests must not wait for it. The rendering runs in the
+    # pool of session-less work, not on any session's queue, and every built-in pattern is
+    # linear (it gives the interpreter back between candidates), so requests on other
+    # sessions are answered meanwhile; the export's time budget ends it with -32009.
     inp = await ls.registry.call(session, read)
     return await ls.registry.run(render, inp)
 
