@@ -20,15 +20,15 @@ from typing import Any
 from ..discovery.names import display_name
 from ..format.content import content_text
 from ..format.jscompat import date_ms
+from ..store.guard import PathGuard
 from ..view.display import home_dir
 from .schema import connect
 from .sources import (
-    HEAD_BYTES,
     NeedsWholeFile,
     ReadResult,
     SessionFile,
     enumerate_sessions,
-    head_hash,
+    head_of,
     read_entries,
 )
 from .tags import file_tags, role_tag
@@ -67,10 +67,12 @@ def _first_user_line(entries: list[dict[str, Any]]) -> str | None:
 
 class Indexer:
     """Writes the index at ``path`` (one writer at a time per process; SQLite serializes
-    writers across processes)."""
+    writers across processes). With ``guard`` (the daemon's allowed roots) only what the
+    guard lets a listing read is indexed; a file it refuses is taken out of the index."""
 
-    def __init__(self, path: str, home: str | None = None) -> None:
+    def __init__(self, path: str, home: str | None = None, guard: PathGuard | None = None) -> None:
         self.path = path
+        self.guard = guard
         self.home = home if home is not None else home_dir()
         self._lock = threading.Lock()
         self._con: sqlite3.Connection | None = None
@@ -109,6 +111,7 @@ class Indexer:
     ) -> UpdateReport:
         """Bring the index in line with every session under ``roots`` (and ``extra``)."""
         roots = [os.path.abspath(r) for r in roots]
+        # the guard is asked once per file, below (`_update`), for these and named files alike
         files = enumerate_sessions(roots) + list(extra)
         with self._lock:
             if not os.path.exists(self.path):
@@ -139,7 +142,12 @@ class Indexer:
             con = self.connection()
             known = {}
         stats: list[tuple[SessionFile, os.stat_result | None]] = []
+        guard = self.guard
         for f in files:
+            if guard is not None and not guard.accept(f.path):
+                # refused now (a link out of the roots, another hard link): as if gone
+                stats.append((f, None))
+                continue
             try:
                 stats.append((f, os.stat(f.path)))
             except OSError:
@@ -222,10 +230,10 @@ class Indexer:
                 and row[3] == st.st_ino
                 and st.st_size >= end
                 and end > 0
-                and self._head(f.path) == row[6]
+                and head_of(f.path, self.guard) == row[6]
             )
             if grown:
-                res = read_entries(f, end, (last_len, last_hash))
+                res = read_entries(f, end, (last_len, last_hash), guard=self.guard)
                 if res is not None:
                     added = self._insert_batches(con, file_id, res)
                     con.execute(
@@ -260,18 +268,10 @@ class Indexer:
         con.execute("RELEASE one_file")
         return n
 
-    @staticmethod
-    def _head(path: str) -> str:
-        try:
-            with open(path, "rb") as fh:
-                return head_hash(fh.readline(HEAD_BYTES))
-        except OSError:
-            return ""
-
     def _index_new(
         self, con: sqlite3.Connection, f: SessionFile, st: os.stat_result, report: UpdateReport, whole: bool
     ) -> int:
-        res = read_entries(f, 0, None, whole)
+        res = read_entries(f, 0, None, whole, self.guard)
         if res is None:
             # Not a session (yet): remembered without entries, so that an unchanged file
             # is not read again at every update, and a change reads it whole.

@@ -25,6 +25,7 @@ from sessiontree_protocol import types as t
 from sessiontree.core import paths
 from sessiontree.core.fts import SearchIndex, SearchQuery, fts5_available, parse_time
 from sessiontree.core.fts.sources import foreign_roots
+from sessiontree.core.store.guard import PathGuard
 from sessiontree.lsp import errors, mapping
 from sessiontree.lsp.handlers import register
 from sessiontree.lsp.server import SessionTreeServer
@@ -42,8 +43,9 @@ ROLES = ("user", "assistant", "tool", "other")
 class SearchService:
     """One client's search index over its sessions root, and the thread keeping it current."""
 
-    def __init__(self, roots: list[str]) -> None:
-        self.index = SearchIndex(roots)
+    def __init__(self, roots: list[str], guard: PathGuard | None = None) -> None:
+        # the guard of every read (allowedRoots): indexing and answers alike
+        self.index = SearchIndex(roots, guard=guard)
         self.rescan_env: float | None
         try:
             value = os.environ.get(RESCAN_ENV, "")
@@ -145,7 +147,7 @@ def _roots(ls: SessionTreeServer) -> list[str]:
 def service(ls: SessionTreeServer) -> SearchService:
     svc = _SERVICES.get(ls)
     if svc is None:
-        svc = _SERVICES[ls] = SearchService(_roots(ls))
+        svc = _SERVICES[ls] = SearchService(_roots(ls), ls.access.guard)
     return svc
 
 
