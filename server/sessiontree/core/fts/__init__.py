@@ -16,11 +16,12 @@ from ..store.guard import PathGuard
 from .indexer import Indexer, UpdateReport
 from .paths import default_index_path
 from .query import PathFinder, SearchHit, SearchPage, SearchQuery, match_expression, parse_time, run_query
-from .schema import connect, fts5_available
+from .schema import IndexBusy, connect, fts5_available, is_busy
 from .sources import READERS, SessionFile, enumerate_sessions, identity_of, read_entries
 
 __all__ = [
     "READERS",
+    "IndexBusy",
     "SearchHit",
     "SearchIndex",
     "SearchPage",
@@ -68,7 +69,9 @@ class SearchIndex:
         progress: Callable[[int, int], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
     ) -> UpdateReport:
-        """Index what changed under the roots since the last update."""
+        """Index what changed under the roots since the last update (`IndexBusy` when
+        another process kept the index locked for longer than the busy bound: what it
+        holds can still be searched)."""
         report = self.indexer.update(self.roots, progress=progress, cancelled=cancelled)
         self.built = True
         return report
@@ -105,7 +108,10 @@ class SearchIndex:
             query.roots = self.roots
         try:
             return run_query(self._reader(), query, self.paths, self.admit)
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
+            if is_busy(exc):
+                # another process locked readers out too (not only writers): busy, not bad
+                raise IndexBusy(f"the search index {self.path} is locked by another process") from exc
             # The file went bad under us: start again from an empty index on the next update.
             self._local.con = None
             self.indexer.reset()

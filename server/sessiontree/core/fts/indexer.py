@@ -22,7 +22,7 @@ from ..format.content import content_text
 from ..format.jscompat import date_ms
 from ..store.guard import PathGuard
 from ..view.display import home_dir
-from .schema import connect
+from .schema import IndexBusy, connect, is_busy
 from .sources import (
     NeedsWholeFile,
     ReadResult,
@@ -137,7 +137,9 @@ class Indexer:
         try:
             con = self.connection()
             known = {row[1]: row for row in con.execute(_FILE_ROW)}
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
+            if is_busy(exc):
+                raise IndexBusy(f"the search index {self.path} is locked by another process") from exc
             self.reset()
             con = self.connection()
             known = {}
@@ -162,7 +164,7 @@ class Indexer:
         total = sum(st.st_size for _, st in work)
         done = 0
         pending = 0
-        con.execute("BEGIN IMMEDIATE")
+        _begin_write(con, self.path)
         try:
             for row in gone:
                 self._delete_file(con, row[0])
@@ -185,7 +187,7 @@ class Indexer:
                 done += st.st_size
                 if pending >= _BATCH:
                     con.execute("COMMIT")
-                    con.execute("BEGIN IMMEDIATE")
+                    _begin_write(con, self.path)
                     pending = 0
                 if progress is not None:
                     progress(done, total)
@@ -413,6 +415,16 @@ class Indexer:
             else:
                 con.execute("DELETE FROM labels WHERE file_id = ? AND entry_id = ?", (fid, target))
         return len(meta)
+
+
+def _begin_write(con: sqlite3.Connection, path: str) -> None:
+    """Take the index's write lock, waiting at most the busy bound for another process."""
+    try:
+        con.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if is_busy(exc):
+            raise IndexBusy(f"the search index {path} is locked by another process") from exc
+        raise
 
 
 def _under(path: str, roots: list[str]) -> bool:

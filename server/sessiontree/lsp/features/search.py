@@ -23,7 +23,7 @@ from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
 
 from sessiontree.core import paths
-from sessiontree.core.fts import SearchIndex, SearchQuery, fts5_available, parse_time
+from sessiontree.core.fts import IndexBusy, SearchIndex, SearchPage, SearchQuery, fts5_available, parse_time
 from sessiontree.core.fts.sources import foreign_roots
 from sessiontree.core.store.guard import PathGuard
 from sessiontree.lsp import errors, mapping
@@ -61,11 +61,19 @@ class SearchService:
         self._thread: threading.Thread | None = None
         self._unlisten: Callable[[], None] | None = None
         self._owner: weakref.ref[SessionTreeServer] | None = None
+        self.busy = False
+        """The last update found the index locked by another process (it is not rebuilt)."""
 
     def build(self, progress: Callable[[int, int], None] | None = None) -> None:
-        """Bring the index up to date (the first time: the whole build)."""
+        """Bring the index up to date (the first time: the whole build); `IndexBusy` when
+        another process kept it locked beyond the busy bound."""
         with self.build_lock:
-            self.index.update(progress=progress)
+            try:
+                self.index.update(progress=progress)
+            except IndexBusy:
+                self.busy = True
+                raise
+            self.busy = False
 
     def keep_current(self, ls: SessionTreeServer) -> None:
         """Start following changes (once), through the live watcher when there is one."""
@@ -104,14 +112,22 @@ class SearchService:
             del owner
             if self._stopped:
                 return
+            files: set[str] = set()
             try:
                 if woke:
                     with self._lock:
                         files, self._dirty = self._dirty, set()
                     with self.build_lock:
                         self.index.update_files(sorted(files))
+                        self.busy = False
                 else:
                     self.build()
+            except IndexBusy:
+                # another process holds the index: try again at the next round
+                self.busy = True
+                with self._lock:
+                    self._dirty |= files
+                log.info("the search index is busy (another process is writing it); trying again later")
             except Exception:
                 log.exception("keeping the search index current failed")
 
@@ -224,7 +240,11 @@ async def search(ls: SessionTreeServer, p: t.SearchParams) -> t.SearchResult:
     since, until = _time("since", p.since), _time("until", p.until)
     svc = service(ls)
     if not svc.index.built or not os.path.exists(svc.index.path):
-        await _build_with_progress(ls, svc, p.work_done_token)
+        try:
+            await _build_with_progress(ls, svc, p.work_done_token)
+        except IndexBusy:
+            # answered from what the index holds; the next search tries the build again
+            log.info("the search index is busy (another process is writing it)")
         svc.keep_current(ls)
     query = SearchQuery(
         p.query,
@@ -241,8 +261,13 @@ async def search(ls: SessionTreeServer, p: t.SearchParams) -> t.SearchResult:
     )
 
     def work() -> t.SearchResult:
-        page = svc.index.search(query)
-        return mapping.search_result(page, svc.index.file_count(), svc.index.size_bytes())
+        try:
+            page = svc.index.search(query)
+        except IndexBusy:
+            # locked even for readers: a clear "busy" answer, nothing removed or rebuilt
+            empty = SearchPage([], 0, query.offset, None, False)
+            return mapping.search_result(empty, 0, svc.index.size_bytes(), busy=True)
+        return mapping.search_result(page, svc.index.file_count(), svc.index.size_bytes(), svc.busy)
 
     return await ls.registry.run(work)
 
