@@ -20,6 +20,7 @@ from typing import Any
 from ..discovery.names import display_name
 from ..format.content import content_text
 from ..format.jscompat import date_ms
+from ..format.jsonl import scrub_text
 from ..store.guard import PathGuard
 from ..view.display import home_dir
 from .schema import IndexBusy, connect, is_busy
@@ -294,8 +295,8 @@ class Indexer:
                 f.path,
                 f.root,
                 f.agent,
-                sid if isinstance(sid, str) else None,
-                cwd if isinstance(cwd, str) else None,
+                _text(sid) if isinstance(sid, str) else None,
+                _text(cwd) if isinstance(cwd, str) else None,
                 None,
                 st.st_dev,
                 st.st_ino,
@@ -317,7 +318,7 @@ class Indexer:
         con.execute(
             "UPDATE files SET name=?, end_offset=?, last_len=?, last_hash=?, whole_only=?, entries=? WHERE id=?",
             (
-                name,
+                _text(name),
                 res.end,
                 res.last_len,
                 res.last_line_hash,
@@ -372,11 +373,13 @@ class Indexer:
                 if isinstance(msg, dict):
                     if msg.get("role") == "assistant":
                         for cid, disp in entry_calls(e, home).items():
+                            cid, disp = _text(cid), _text(disp)
                             calls[cid] = disp
                             new_calls.append((file_id, cid, disp))
                     elif msg.get("role") == "toolResult":
                         call_id = msg.get("toolCallId")
                         if isinstance(call_id, str):
+                            call_id = _text(call_id)
                             shown = calls.get(call_id)
                             if shown is None:
                                 r = con.execute(
@@ -388,7 +391,9 @@ class Indexer:
                 target = e.get("targetId")
                 if isinstance(target, str):
                     label = e.get("label")
-                    label_rows.append((file_id, target, label.strip() if isinstance(label, str) else None))
+                    label_rows.append(
+                        (file_id, _text(target), _text(label.strip()) if isinstance(label, str) else None)
+                    )
             ts_raw = e.get("timestamp")
             ms = date_ms(ts_raw)
             parent = e.get("parentId")
@@ -397,14 +402,14 @@ class Indexer:
                 (
                     rowid,
                     file_id,
-                    e["id"],
-                    parent if isinstance(parent, str) else None,
-                    etype if isinstance(etype, str) else None,
-                    ts_raw if isinstance(ts_raw, str) else None,
+                    _text(e["id"]),
+                    _text(parent) if isinstance(parent, str) else None,
+                    _text(etype) if isinstance(etype, str) else None,
+                    _text(ts_raw) if isinstance(ts_raw, str) else None,
                 )
             )
             ts = int(ms) if ms is not None and ms == ms and abs(ms) < 1e16 else None
-            texts.append((rowid, file_id, role, ts, entry_text(e, shown), f"{tags} {role_tag(role)}"))
+            texts.append((rowid, file_id, role, ts, _text(entry_text(e, shown)), f"{tags} {role_tag(role)}"))
         con.executemany("INSERT INTO entries VALUES (?,?,?,?,?,?)", meta)
         con.executemany("INSERT INTO fts(rowid, file_id, role, ts, text, tags) VALUES (?,?,?,?,?,?)", texts)
         if new_calls:
@@ -415,6 +420,13 @@ class Indexer:
             else:
                 con.execute("DELETE FROM labels WHERE file_id = ? AND entry_id = ?", (fid, target))
         return len(meta)
+
+
+def _text(s: str) -> str:
+    """A string as the index stores it: a lone surrogate (a JavaScript writer cut a string
+    inside an emoji) as U+FFFD, the rule of every output (`format.jsonl.scrub_text`); SQLite
+    takes no string that has no UTF-8 form, and one such line failed every search."""
+    return scrub_text(s)
 
 
 def _begin_write(con: sqlite3.Connection, path: str) -> None:

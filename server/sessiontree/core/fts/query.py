@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ..format.jsonl import scrub_text
 from .tags import cwd_tag, role_tag
 
 __all__ = [
@@ -335,7 +336,8 @@ def run_query(
     if q.role:
         tags.append(role_tag(q.role))
     if q.cwd:
-        cwd = q.cwd.rstrip("/") or "/"
+        # as the index holds it (a command-line argument that is not UTF-8 holds surrogates)
+        cwd = scrub_text(q.cwd).rstrip("/") or "/"
         # the directory and those below it, byte for byte (LIKE would fold ASCII case)
         base = "" if cwd == "/" else cwd
         dirs = [
@@ -388,7 +390,7 @@ def run_query(
             "rowid IN (SELECT e.rowid FROM labels l JOIN entries e ON e.file_id = l.file_id"
             " AND e.entry_id = l.entry_id WHERE l.label = ? COLLATE NOCASE)"
         )
-        args.append(q.label.strip())
+        args.append(scrub_text(q.label.strip()))
     # One scan of the FTS table, newest first, that stops after CANDIDATES matches (no
     # rank here: FTS5's bm25 first counts every entry that holds each word).
     found = _candidates(con, where, args, q.roots, admit)

@@ -84,7 +84,17 @@ def head_hash(data: bytes) -> str:
 
 
 def _is_session_name(name: str) -> bool:
-    return name.endswith(".jsonl") and not name.startswith(".")
+    return name.endswith(".jsonl") and not name.startswith(".") and _utf8(name)
+
+
+def _utf8(name: str) -> bool:
+    """Whether a file name is UTF-8 (one that is not decodes with lone surrogates, which
+    neither the index nor the wire can hold as a path)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def foreign_roots() -> list[str]:

@@ -63,6 +63,9 @@ class SearchService:
         self._owner: weakref.ref[SessionTreeServer] | None = None
         self.busy = False
         """The last update found the index locked by another process (it is not rebuilt)."""
+        self.building: asyncio.Future[None] | None = None
+        """The first build while it runs: every search that comes meanwhile waits for this
+        one build (in the event loop), instead of a worker each blocked on `build_lock`."""
 
     def build(self, progress: Callable[[int, int], None] | None = None) -> None:
         """Bring the index up to date (the first time: the whole build); `IndexBusy` when
@@ -229,6 +232,17 @@ async def _build_with_progress(ls: SessionTreeServer, svc: SearchService, token:
                 pass
 
 
+async def _first_build(ls: SessionTreeServer, svc: SearchService, token: int | str | None) -> None:
+    """The build of the index, once however many searches ask for it while it runs (each
+    used to take a worker of the session-less pool to wait on the build's lock: eight
+    searches typed during a first build left none for opening or listing sessions)."""
+    task = svc.building
+    if task is None or task.done():
+        task = svc.building = asyncio.ensure_future(_build_with_progress(ls, svc, token))
+    # shielded: a cancelled search leaves the build running for the others and the next one
+    await asyncio.shield(task)
+
+
 async def search(ls: SessionTreeServer, p: t.SearchParams) -> t.SearchResult:
     if not fts5_available():
         raise errors.InvalidParams("session/search: this Python's SQLite has no FTS5", {"field": "query"})
@@ -241,7 +255,7 @@ async def search(ls: SessionTreeServer, p: t.SearchParams) -> t.SearchResult:
     svc = service(ls)
     if not svc.index.built or not os.path.exists(svc.index.path):
         try:
-            await _build_with_progress(ls, svc, p.work_done_token)
+            await _first_build(ls, svc, p.work_done_token)
         except IndexBusy:
             # answered from what the index holds; the next search tries the build again
             log.info("the search index is busy (another process is writing it)")
