@@ -92,11 +92,11 @@ def _exit_after(seconds: float, before: Callable[[], None] | None) -> None:
     does not keep the process alive). ``before`` runs first."""
 
     def force() -> None:
-        log.warning("the daemon did not stop within %.0f s of the signal; exiting", seconds)
+        # Nothing that can block: no logging (a handler's lock may be held by a thread
+        # stuck writing to a full stderr pipe), only the token file's removal.
         if before is not None:
             with contextlib.suppress(Exception):
                 before()
-        logging.shutdown()
         os._exit(0)
 
     timer = threading.Timer(seconds, force)
