@@ -251,24 +251,33 @@ def test_other_entry_display_texts() -> None:
     assert display_text(ent("x", None, "service_tier_change", serviceTier={"openai": "priority"})) == (
         "[service tier: openai:priority]"
     )
-    assert display_text(ent("x", None, "service_tier_change", serviceTier=None)) == "[service tier: (default)]"
+    assert (
+        display_text(ent("x", None, "service_tier_change", serviceTier=None)) == "[service tier: (default)]"
+    )
     assert display_text(ent("x", None, "mcp_tool_selection")) == "[mcp tool selection]"
     assert display_text(ent("x", None, "context_change")) == "[context change]"
     assert display_text(ent("x", None, "future_entry")) == "[future entry]"
     # pi 1.6's words
     assert display_text(ent("x", None, "session_info", name="Refactor")) == "[title: Refactor]"
     assert display_text(ent("x", None, "session_info", name="")) == "[title: empty]"
-    assert display_text(ent("x", None, "context_edit", targetId="a1", replacement=None)) == "[context omit: a1]"
+    assert (
+        display_text(ent("x", None, "context_edit", targetId="a1", replacement=None)) == "[context omit: a1]"
+    )
     assert display_text(ent("x", None, "context_edit", targetId="a1", replacement={"content": "x"})) == (
         "[context replace: a1]"
     )
     assert display_text(ent("x", None, "usage", kind="cache_warm")) == "[usage: cache_warm]"
     # oh-my-pi 18's words
     assert display_text(ent("x", None, "title_change", title="New\nname")) == "[title: New name]"
-    assert display_text(
-        ent("x", None, "model_usage", purpose="title", role="tiny", provider="openai", model="gpt-5-mini")
-    ) == "[model usage: title tiny openai/gpt-5-mini]"
-    assert display_text(ent("x", None, "credential_pin", provider="anthropic")) == "[credential pin: anthropic]"
+    assert (
+        display_text(
+            ent("x", None, "model_usage", purpose="title", role="tiny", provider="openai", model="gpt-5-mini")
+        )
+        == "[model usage: title tiny openai/gpt-5-mini]"
+    )
+    assert (
+        display_text(ent("x", None, "credential_pin", provider="anthropic")) == "[credential pin: anthropic]"
+    )
     assert display_text(ent("x", None, "reset_boundary")) == "[reset boundary]"
 
 

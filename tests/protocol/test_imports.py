@@ -226,7 +226,7 @@ CORE_ROOMS: dict[str, set[str]] = {
     "discovery": {"format", "store", "index", "errors", "paths"},
     "doctor": {"format", "store", "sources", "errors", "paths"},
     "sources": {"format"},
-    "fts": {"format", "view", "discovery", "sources"},
+    "fts": {"format", "view", "discovery", "sources", "store", "tuning"},
     "errors": set(),
     "ids": set(),
     "paths": set(),

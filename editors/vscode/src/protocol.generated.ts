@@ -953,6 +953,8 @@ export interface SearchResult {
   indexedFiles: number;
   /** The index's size on disk. */
   indexBytes: number;
+  /** True when another process held the index locked longer than the busy bound (5 s): it was not brought up to date (nothing was removed or rebuilt) and the hits are what it held; when it could not even be read, the page is empty and `indexedFiles` is 0. Absent otherwise. */
+  indexBusy?: boolean;
 }
 
 /** One session file as listed by `session/list`. */

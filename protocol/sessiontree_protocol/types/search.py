@@ -83,3 +83,8 @@ class SearchResult:
     next_offset: int | None = _opt("The next page's offset; absent on the last page.")
     indexed_files: int = _req("Session files in the index.")
     index_bytes: int = _req("The index's size on disk.")
+    index_busy: bool | None = _opt(
+        "True when another process held the index locked longer than the busy bound (5 s): it was "
+        "not brought up to date (nothing was removed or rebuilt) and the hits are what it held; when "
+        "it could not even be read, the page is empty and `indexedFiles` is 0. Absent otherwise."
+    )

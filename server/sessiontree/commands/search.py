@@ -3,7 +3,9 @@
 Brings the search index (sessiontree's cache dir, docs/search.md) up to date with the
 sessions under the agent dir, then prints the best matches: time, role, session name and
 entry id, the snippet with the matched words marked, and the entry's place in its tree.
-Exit code 0 (also when nothing matched), 2 when the agent dir cannot be read.
+Exit code 0 (also when nothing matched, and when the index was busy: the matches it held,
+with a warning), 2 when the agent dir cannot be read or the index stayed locked even for
+reading.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def _mark(snippet: str, ranges: list[list[int]], tty: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     from sessiontree.commands.common import missing_agent_dir
     from sessiontree.core import paths
-    from sessiontree.core.fts import SearchIndex, SearchQuery, fts5_available
+    from sessiontree.core.fts import IndexBusy, SearchIndex, SearchQuery, UpdateReport, fts5_available
     from sessiontree.core.fts.sources import foreign_roots
 
     if not fts5_available():
@@ -87,8 +89,19 @@ def run(args: argparse.Namespace) -> int:
     root = str(paths.sessions_root(args.agent_dir))
     # pi's sessions and the other agents' transcripts (read-only) that exist
     index = SearchIndex([root, *foreign_roots()], path=os.path.abspath(args.index) if args.index else None)
+    busy = False
     try:
-        report = index.update()
+        try:
+            report = index.update()
+        except IndexBusy:
+            # another process holds the index (a daemon indexing, a sqlite3 shell): it is
+            # not rebuilt; the search answers from what it holds
+            busy, report = True, UpdateReport()
+            print(
+                "sessiontree search: the search index is busy (another process is writing it); "
+                "these are the matches it held",
+                file=sys.stderr,
+            )
         cwd = None if args.all else os.path.abspath(args.cwd or os.getcwd())
         text = " ".join(args.query)
         page = index.search(
@@ -106,6 +119,13 @@ def run(args: argparse.Namespace) -> int:
                 limit=max(0, args.limit),
             )
         )
+    except IndexBusy:
+        print(
+            "sessiontree search: the search index is busy (another process holds it locked "
+            "even for reading); nothing was changed, try again",
+            file=sys.stderr,
+        )
+        return 2
     finally:
         index.close()
     if args.json:
@@ -119,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
                 "path": index.path,
                 "bytes": index.size_bytes(),
                 "updatedFiles": report.full + report.appended,
+                "busy": busy,
             },
             "hits": [h.to_dict() for h in page.hits],
         }

@@ -184,12 +184,15 @@ def _serve_tcp(server: Any, host: str, port: int, token_file: str | None) -> int
         logging.getLogger("sessiontree.lsp").info("listening on %s; %s", shown, told)
         print(f"sessiontree serve: listening on {shown}; {told}", file=sys.stderr, flush=True)
 
+    def remove_token_files() -> None:
+        for path in written:
+            config.remove_token_file(path, token)
+
     try:
-        server.start_tcp(host, port, token=token, on_listening=listening)
+        server.start_tcp(host, port, token=token, on_listening=listening, on_forced_exit=remove_token_files)
     except (config.TokenError, OSError) as exc:
         print(f"sessiontree serve: {exc}", file=sys.stderr)
         return 2
     finally:
-        for path in written:
-            config.remove_token_file(path, token)
+        remove_token_files()
     return 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+from collections import Counter
 from typing import Any
 
 from cattrs import transform_error
@@ -94,6 +95,9 @@ class SessionTreeProtocol(OrjsonProtocol):
         self.initialize_received = False
         self.exit_code: int | None = None
         """Set by `exit`: 0 after `shutdown`, else 1 (LSP)."""
+        self.unanswered: Counter[Any] = Counter()
+        """Requests handed to a handler and not answered yet, by id (a TCP connection reads
+        no more requests while too many are: `server.SessionTreeServer.start_tcp`)."""
 
     def require_token(self, token: str) -> None:
         """Refuse everything but an initialize carrying `token` (TCP connections)."""
@@ -203,8 +207,21 @@ class SessionTreeProtocol(OrjsonProtocol):
                 {"reason": "not authenticated"},
             )
             return True
+        # counted before: pygls may answer at once (an unknown method), inside the dispatch
+        self.unanswered[mid] += 1
         self._dispatch(obj, answer=True)
         return True
+
+    def in_flight(self) -> int:
+        """How many of this connection's requests are being handled (not answered yet)."""
+        return self.unanswered.total()
+
+    def answered(self, msg_id: Any) -> None:
+        """A response to ``msg_id`` went out (`sending.OrjsonProtocol._send_data`)."""
+        if self.unanswered.get(msg_id, 0) > 0:
+            self.unanswered[msg_id] -= 1
+            if not self.unanswered[msg_id]:
+                del self.unanswered[msg_id]
 
     def _check_token(self, obj: dict[str, Any]) -> str | None:
         """Why an initialize is refused (None: accepted). The token is taken out of the

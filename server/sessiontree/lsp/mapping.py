@@ -307,7 +307,7 @@ def context_result(
     )
 
 
-def search_result(page: Any, indexed_files: int, index_bytes: int) -> t.SearchResult:
+def search_result(page: Any, indexed_files: int, index_bytes: int, busy: bool = False) -> t.SearchResult:
     """A `core.fts.SearchPage` as the result of `session/search`."""
     hits = [
         t.SearchHit(
@@ -342,4 +342,5 @@ def search_result(page: Any, indexed_files: int, index_bytes: int) -> t.SearchRe
         next_offset=page.next_offset,
         indexed_files=indexed_files,
         index_bytes=index_bytes,
+        index_busy=True if busy else None,
     )

@@ -42,6 +42,9 @@ def is_protocol_obj(obj: Any) -> bool:
 class OrjsonProtocol(LanguageServerProtocol):
     """pygls' LSP protocol with orjson encoding and `reply_error` for screened messages."""
 
+    def answered(self, msg_id: Any) -> None:
+        """A response to ``msg_id`` is being sent (the dispatcher counts requests in flight)."""
+
     def reply_error(self, msg_id: Any, code: int, message: str, data: Any = None) -> None:
         """Send an error response."""
         error: dict[str, Any] = {"code": code, "message": message}
@@ -125,6 +128,8 @@ class OrjsonProtocol(LanguageServerProtocol):
             return
         try:
             payload = self._envelope(data)
+            if isinstance(payload, dict) and "method" not in payload and "id" in payload:
+                self.answered(payload["id"])
             try:
                 body = self._encode(payload)
             except Exception as exc:

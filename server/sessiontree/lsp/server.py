@@ -18,7 +18,8 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Awaitable, Callable
 from threading import Event
 from typing import TYPE_CHECKING, Any
 
@@ -28,12 +29,13 @@ from pygls.lsp.server import LanguageServer
 
 from sessiontree import __version__
 from sessiontree.core import paths
+from sessiontree.core.tuning import bound
 from sessiontree.lsp.access import AccessPolicy
 from sessiontree.lsp.config import ServerConfig
 from sessiontree.lsp.dispatch import SessionTreeProtocol, make_converter
 from sessiontree.lsp.registry import Registry
 from sessiontree.lsp.state import NavigationState
-from sessiontree.lsp.transport import FdWriter, Framing, LoopWriter, StdinReader, StreamReader
+from sessiontree.lsp.transport import FdWriter, Framing, LoopWriter, StdinReader, StreamReader, drop
 
 if TYPE_CHECKING:
     from sessiontree.lsp.follower import LiveFollower
@@ -46,6 +48,22 @@ PREAUTH_MAX_BYTES = 1 << 20
 AUTH_TIMEOUT = 30.0
 """Seconds a TCP connection has to send an initialize with the token before it is closed."""
 
+TCP_IN_FLIGHT = 16
+"""Requests of one TCP connection handled at a time: its next request is read once one of
+them is answered (`SESSIONTREE_TCP_IN_FLIGHT`)."""
+
+TCP_OUTPUT_HIGH = 1 << 20
+"""Bytes of answers waiting to be sent on one TCP connection above which its next request
+is not read until the client has read them (`SESSIONTREE_TCP_OUTPUT_HIGH`)."""
+
+TCP_OUTPUT_MAX = 256 << 20
+"""Bytes waiting to be sent on one TCP connection (answers already being made, notifications)
+above which the connection is dropped (`SESSIONTREE_TCP_OUTPUT_MAX`)."""
+
+STOP_GRACE = 5.0
+"""Seconds the daemon has after SIGTERM or SIGINT to close its connections and sessions; then
+it exits whatever still runs (a worker in a long call, a connection that does not close)."""
+
 CURRENT_SERVER: contextvars.ContextVar[SessionTreeServer | None] = contextvars.ContextVar(
     "sessiontree_current_server", default=None
 )
@@ -55,6 +73,35 @@ CURRENT_SERVER: contextvars.ContextVar[SessionTreeServer | None] = contextvars.C
 def current_server() -> SessionTreeServer | None:
     """The server of the connection being served in this context, if any."""
     return CURRENT_SERVER.get()
+
+
+async def _close(writer: asyncio.StreamWriter) -> None:
+    """Close a TCP connection; one whose unread answers keep it from closing within a second
+    (the client does not read) is aborted, its answers dropped."""
+    writer.close()
+    try:
+        await asyncio.wait_for(writer.wait_closed(), 1)
+    except TimeoutError:
+        drop(writer.transport)
+    except Exception:
+        pass
+
+
+def _exit_after(seconds: float, before: Callable[[], None] | None) -> None:
+    """End the process ``seconds`` from now unless it ended by itself (a daemon thread: it
+    does not keep the process alive). ``before`` runs first."""
+
+    def force() -> None:
+        # Nothing that can block: no logging (a handler's lock may be held by a thread
+        # stuck writing to a full stderr pipe), only the token file's removal.
+        if before is not None:
+            with contextlib.suppress(Exception):
+                before()
+        os._exit(0)
+
+    timer = threading.Timer(seconds, force)
+    timer.daemon = True
+    timer.start()
 
 
 class SessionTreeServer(LanguageServer):
@@ -96,14 +143,18 @@ class SessionTreeServer(LanguageServer):
         return self.protocol.exit_code or 0
 
     # -- transport ---------------------------------------------------------------------
-    async def serve_stream(self, reader: Any) -> None:
-        """Read, frame and handle messages until the input ends or `exit` arrives."""
+    async def serve_stream(self, reader: Any, room: Callable[[], Awaitable[bool]] | None = None) -> None:
+        """Read, frame and handle messages until the input ends or `exit` arrives. With
+        ``room``, it is awaited before each message is read (a TCP connection's
+        backpressure: False ends the connection)."""
         if self._stop_event is None:
             self._stop_event = Event()
         context_token = CURRENT_SERVER.set(self)
         framing = Framing()
         try:
             while not self._stop_event.is_set():
+                if room is not None and framing.length == 0 and not await room():
+                    break
                 line = await reader.readline()
                 if not line:
                     break
@@ -173,8 +224,17 @@ class SessionTreeServer(LanguageServer):
         port: int,
         token: str | None = None,
         on_listening: Callable[[list[Any]], None] | None = None,
+        on_forced_exit: Callable[[], None] | None = None,
     ) -> None:
         """Serve over TCP until SIGTERM or SIGINT.
+
+        Each connection has backpressure: while more than `TCP_OUTPUT_HIGH` bytes of its
+        answers wait to be sent, or `TCP_IN_FLIGHT` of its requests are being handled, its
+        next request is not read (the kernel's buffers then stop the client's writes); a
+        connection with more than `TCP_OUTPUT_MAX` bytes waiting is dropped. After SIGTERM
+        or SIGINT the answers nobody read are dropped and the connections closed; a daemon
+        that has not ended `STOP_GRACE` seconds later exits anyway (``on_forced_exit``
+        runs first: the token file is removed).
 
         Each connection gets its own server object, set up like this one: its own
         initialize (and allowedRoots), session handles, navigation state and responses.
@@ -184,19 +244,45 @@ class SessionTreeServer(LanguageServer):
         """
         self._stop_event = Event()
         writers: set[asyncio.StreamWriter] = set()
+        tasks: set[asyncio.Task[Any]] = set()
+        in_flight = bound("SESSIONTREE_TCP_IN_FLIGHT", TCP_IN_FLIGHT) or 1
+        high = bound("SESSIONTREE_TCP_OUTPUT_HIGH", TCP_OUTPUT_HIGH)
+        most = bound("SESSIONTREE_TCP_OUTPUT_MAX", TCP_OUTPUT_MAX)
 
         async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             loop = asyncio.get_running_loop()
             writers.add(writer)
+            task = asyncio.current_task()
+            if task is not None:
+                tasks.add(task)
             conn = SessionTreeServer(self._setup)
             if token is not None:
                 conn.protocol.require_token(token)
-            conn.protocol.set_writer(LoopWriter(writer, loop))  # type: ignore[arg-type]
+            # Answers wait in the transport's buffer while the client does not read them:
+            # above `high` the next request is not read (`room`), above `most` the client
+            # is dropped (the answers already being made, notifications).
+            writer.transport.set_write_buffer_limits(high=high)
+            conn.protocol.set_writer(LoopWriter(writer, loop, most))  # type: ignore[arg-type]
             watchdog = loop.call_later(
                 AUTH_TIMEOUT, lambda: None if conn.protocol.authenticated else writer.close()
             )
+
+            async def room() -> bool:
+                """Backpressure: wait until the client read its answers and fewer than
+                `in_flight` of its requests are being handled; False once it is gone."""
+                try:
+                    await writer.drain()
+                    while conn.protocol.in_flight() >= in_flight:
+                        if writer.is_closing():
+                            return False
+                        await asyncio.sleep(0.005)
+                        await writer.drain()
+                except (ConnectionError, OSError):
+                    return False
+                return not writer.is_closing()
+
             try:
-                await conn.serve_stream(StreamReader(reader, conn.request_limit))
+                await conn.serve_stream(StreamReader(reader, conn.request_limit), room)
             except Exception:
                 log.exception("a TCP connection failed")
             finally:
@@ -204,9 +290,9 @@ class SessionTreeServer(LanguageServer):
                 writers.discard(writer)
                 conn.end_connection()
                 conn._stop_event.set()  # type: ignore[union-attr]
-                writer.close()
-                with contextlib.suppress(Exception):
-                    await writer.wait_closed()
+                await _close(writer)
+                if task is not None:
+                    tasks.discard(task)
 
         async def serve() -> None:
             loop = asyncio.get_running_loop()
@@ -216,6 +302,7 @@ class SessionTreeServer(LanguageServer):
             def request_stop() -> None:
                 if not stop.done():
                     stop.set_result(None)
+                    _exit_after(STOP_GRACE, on_forced_exit)
 
             for sig in (signal.SIGTERM, signal.SIGINT):
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -228,10 +315,15 @@ class SessionTreeServer(LanguageServer):
                 await stop
             finally:
                 srv.close()
+                # Answers a client did not read are dropped (a plain close would wait for
+                # them to be sent, for ever when the client never reads).
                 for w in list(writers):
-                    w.close()
+                    drop(w.transport)
+                if tasks:
+                    # each connection closes its sessions (end_connection)
+                    await asyncio.wait(list(tasks), timeout=STOP_GRACE / 2)
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(srv.wait_closed(), 5)
+                    await asyncio.wait_for(srv.wait_closed(), 1)
 
         try:
             asyncio.run(serve())

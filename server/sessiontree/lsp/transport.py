@@ -18,7 +18,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import re
+import socket
+import struct
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +30,8 @@ import attrs
 from pygls.io_ import StdinAsyncReader
 
 from sessiontree.fdio import write_all
+
+log = logging.getLogger("sessiontree.lsp")
 
 HEAD_BYTES = 4096
 """How much of a skipped body is kept to find its id."""
@@ -184,17 +189,38 @@ class FdWriter:
         self._stream.close()
 
 
+def drop(transport: asyncio.BaseTransport) -> None:
+    """Close a TCP connection now, with what it had not sent: the socket is reset (linger 0),
+    so the kernel's send queue goes too instead of waiting for a client that does not read."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()  # type: ignore[attr-defined]
+
+
 class LoopWriter:
     """An asyncio stream writer that any thread may write to (worker threads send
-    notifications); writes after the connection closed are dropped."""
+    notifications); writes after the connection closed are dropped. With ``max_buffered``,
+    a connection whose unsent output grows beyond it (a client that does not read) is
+    dropped: its memory stays bounded."""
 
-    def __init__(self, writer: asyncio.StreamWriter, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, writer: asyncio.StreamWriter, loop: asyncio.AbstractEventLoop, max_buffered: int | None = None
+    ) -> None:
         self._writer = writer
         self._loop = loop
+        self._max = max_buffered
 
     def _write(self, data: bytes) -> None:
-        if not self._writer.is_closing():
-            self._writer.write(data)
+        if self._writer.is_closing():
+            return
+        self._writer.write(data)
+        transport = self._writer.transport
+        unsent = transport.get_write_buffer_size()
+        if self._max is not None and unsent > self._max:
+            drop(transport)  # first: the warning below is also sent to this client
+            log.warning("dropped a TCP connection: %d bytes of answers unread (limit %d)", unsent, self._max)
 
     def write(self, data: bytes) -> None:
         """Write `data` from the loop's thread at once, from any other thread soon."""

@@ -12,14 +12,16 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable
 
+from ..store.guard import PathGuard
 from .indexer import Indexer, UpdateReport
 from .paths import default_index_path
 from .query import PathFinder, SearchHit, SearchPage, SearchQuery, match_expression, parse_time, run_query
-from .schema import connect, fts5_available
-from .sources import READERS, SessionFile, enumerate_sessions, read_entries
+from .schema import IndexBusy, connect, fts5_available, is_busy
+from .sources import READERS, SessionFile, enumerate_sessions, identity_of, read_entries
 
 __all__ = [
     "READERS",
+    "IndexBusy",
     "SearchHit",
     "SearchIndex",
     "SearchPage",
@@ -36,14 +38,28 @@ __all__ = [
 
 
 class SearchIndex:
-    """The search index at ``path`` (default `default_index_path()`) over sessions roots."""
+    """The search index at ``path`` (default `default_index_path()`) over sessions roots.
 
-    def __init__(self, roots: Iterable[str], path: str | None = None, home: str | None = None) -> None:
+    One index file serves every agent dir and every process (the CLI, daemons); what it
+    holds is not trusted to be this reader's: a query answers only files under this
+    index's roots (compared exactly) that ``guard`` (the daemon's allowed roots, as every
+    read; None: the library's behaviour) lets a listing read now and that are still the
+    file that was indexed (device and inode).
+    """
+
+    def __init__(
+        self,
+        roots: Iterable[str],
+        path: str | None = None,
+        home: str | None = None,
+        guard: PathGuard | None = None,
+    ) -> None:
         # canonical, so that the CLI and the daemon (whose watcher reports real paths) name
         # a file alike in the one index
         self.roots = [os.path.realpath(r) for r in roots]
         self.path = path or default_index_path()
-        self.indexer = Indexer(self.path, home)
+        self.guard = guard
+        self.indexer = Indexer(self.path, home, guard)
         self.paths = PathFinder()
         self._local = threading.local()
         self.built = False
@@ -53,7 +69,9 @@ class SearchIndex:
         progress: Callable[[int, int], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
     ) -> UpdateReport:
-        """Index what changed under the roots since the last update."""
+        """Index what changed under the roots since the last update (`IndexBusy` when
+        another process kept the index locked for longer than the busy bound: what it
+        holds can still be searched)."""
         report = self.indexer.update(self.roots, progress=progress, cancelled=cancelled)
         self.built = True
         return report
@@ -89,12 +107,21 @@ class SearchIndex:
         if query.roots is None:
             query.roots = self.roots
         try:
-            return run_query(self._reader(), query, self.paths)
-        except sqlite3.DatabaseError:
+            return run_query(self._reader(), query, self.paths, self.admit)
+        except sqlite3.DatabaseError as exc:
+            if is_busy(exc):
+                # another process locked readers out too (not only writers): busy, not bad
+                raise IndexBusy(f"the search index {self.path} is locked by another process") from exc
             # The file went bad under us: start again from an empty index on the next update.
             self._local.con = None
             self.indexer.reset()
             raise
+
+    def admit(self, path: str, device: int | None, inode: int | None) -> bool:
+        """Whether a hit in the file at ``path`` may be answered now: the guard lets it be
+        opened (as `session/list` opens what it lists) and it is the file that was indexed
+        (not replaced since, by a link or anything else)."""
+        return identity_of(path, self.guard) == (device, inode)
 
     def file_count(self) -> int:
         """Session files in the index."""

@@ -20,16 +20,17 @@ from typing import Any
 from ..discovery.names import display_name
 from ..format.content import content_text
 from ..format.jscompat import date_ms
+from ..format.jsonl import scrub_text
+from ..store.guard import PathGuard
 from ..view.display import home_dir
-from .schema import connect
+from .schema import IndexBusy, connect, is_busy
 from .sources import (
     NeedsWholeFile,
     ReadResult,
     SessionFile,
     enumerate_sessions,
-    head_hash,
+    head_of,
     read_entries,
-    read_head_line,
 )
 from .tags import file_tags, role_tag
 from .text import entry_calls, entry_role, entry_text
@@ -67,10 +68,12 @@ def _first_user_line(entries: list[dict[str, Any]]) -> str | None:
 
 class Indexer:
     """Writes the index at ``path`` (one writer at a time per process; SQLite serializes
-    writers across processes)."""
+    writers across processes). With ``guard`` (the daemon's allowed roots) only what the
+    guard lets a listing read is indexed; a file it refuses is taken out of the index."""
 
-    def __init__(self, path: str, home: str | None = None) -> None:
+    def __init__(self, path: str, home: str | None = None, guard: PathGuard | None = None) -> None:
         self.path = path
+        self.guard = guard
         self.home = home if home is not None else home_dir()
         self._lock = threading.Lock()
         self._con: sqlite3.Connection | None = None
@@ -109,6 +112,7 @@ class Indexer:
     ) -> UpdateReport:
         """Bring the index in line with every session under ``roots`` (and ``extra``)."""
         roots = [os.path.abspath(r) for r in roots]
+        # the guard is asked once per file, below (`_update`), for these and named files alike
         files = enumerate_sessions(roots) + list(extra)
         with self._lock:
             if not os.path.exists(self.path):
@@ -134,12 +138,19 @@ class Indexer:
         try:
             con = self.connection()
             known = {row[1]: row for row in con.execute(_FILE_ROW)}
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
+            if is_busy(exc):
+                raise IndexBusy(f"the search index {self.path} is locked by another process") from exc
             self.reset()
             con = self.connection()
             known = {}
         stats: list[tuple[SessionFile, os.stat_result | None]] = []
+        guard = self.guard
         for f in files:
+            if guard is not None and not guard.accept(f.path):
+                # refused now (a link out of the roots, another hard link): as if gone
+                stats.append((f, None))
+                continue
             try:
                 stats.append((f, os.stat(f.path)))
             except OSError:
@@ -154,7 +165,7 @@ class Indexer:
         total = sum(st.st_size for _, st in work)
         done = 0
         pending = 0
-        con.execute("BEGIN IMMEDIATE")
+        _begin_write(con, self.path)
         try:
             for row in gone:
                 self._delete_file(con, row[0])
@@ -177,7 +188,7 @@ class Indexer:
                 done += st.st_size
                 if pending >= _BATCH:
                     con.execute("COMMIT")
-                    con.execute("BEGIN IMMEDIATE")
+                    _begin_write(con, self.path)
                     pending = 0
                 if progress is not None:
                     progress(done, total)
@@ -222,10 +233,10 @@ class Indexer:
                 and row[3] == st.st_ino
                 and st.st_size >= end
                 and end > 0
-                and self._head(f.path) == row[6]
+                and head_of(f.path, self.guard) == row[6]
             )
             if grown:
-                res = read_entries(f, end, (last_len, last_hash))
+                res = read_entries(f, end, (last_len, last_hash), guard=self.guard)
                 if res is not None:
                     added = self._insert_batches(con, file_id, res)
                     con.execute(
@@ -260,18 +271,10 @@ class Indexer:
         con.execute("RELEASE one_file")
         return n
 
-    @staticmethod
-    def _head(path: str) -> str:
-        try:
-            with open(path, "rb") as fh:
-                return head_hash(read_head_line(fh)[1])
-        except OSError:
-            return ""
-
     def _index_new(
         self, con: sqlite3.Connection, f: SessionFile, st: os.stat_result, report: UpdateReport, whole: bool
     ) -> int:
-        res = read_entries(f, 0, None, whole)
+        res = read_entries(f, 0, None, whole, self.guard)
         if res is None:
             # Not a session (yet): remembered without entries, so that an unchanged file
             # is not read again at every update, and a change reads it whole.
@@ -292,8 +295,8 @@ class Indexer:
                 f.path,
                 f.root,
                 f.agent,
-                sid if isinstance(sid, str) else None,
-                cwd if isinstance(cwd, str) else None,
+                _text(sid) if isinstance(sid, str) else None,
+                _text(cwd) if isinstance(cwd, str) else None,
                 None,
                 st.st_dev,
                 st.st_ino,
@@ -315,7 +318,7 @@ class Indexer:
         con.execute(
             "UPDATE files SET name=?, end_offset=?, last_len=?, last_hash=?, whole_only=?, entries=? WHERE id=?",
             (
-                name,
+                _text(name),
                 res.end,
                 res.last_len,
                 res.last_line_hash,
@@ -370,11 +373,13 @@ class Indexer:
                 if isinstance(msg, dict):
                     if msg.get("role") == "assistant":
                         for cid, disp in entry_calls(e, home).items():
+                            cid, disp = _text(cid), _text(disp)
                             calls[cid] = disp
                             new_calls.append((file_id, cid, disp))
                     elif msg.get("role") == "toolResult":
                         call_id = msg.get("toolCallId")
                         if isinstance(call_id, str):
+                            call_id = _text(call_id)
                             shown = calls.get(call_id)
                             if shown is None:
                                 r = con.execute(
@@ -386,7 +391,9 @@ class Indexer:
                 target = e.get("targetId")
                 if isinstance(target, str):
                     label = e.get("label")
-                    label_rows.append((file_id, target, label.strip() if isinstance(label, str) else None))
+                    label_rows.append(
+                        (file_id, _text(target), _text(label.strip()) if isinstance(label, str) else None)
+                    )
             ts_raw = e.get("timestamp")
             ms = date_ms(ts_raw)
             parent = e.get("parentId")
@@ -395,14 +402,14 @@ class Indexer:
                 (
                     rowid,
                     file_id,
-                    e["id"],
-                    parent if isinstance(parent, str) else None,
-                    etype if isinstance(etype, str) else None,
-                    ts_raw if isinstance(ts_raw, str) else None,
+                    _text(e["id"]),
+                    _text(parent) if isinstance(parent, str) else None,
+                    _text(etype) if isinstance(etype, str) else None,
+                    _text(ts_raw) if isinstance(ts_raw, str) else None,
                 )
             )
             ts = int(ms) if ms is not None and ms == ms and abs(ms) < 1e16 else None
-            texts.append((rowid, file_id, role, ts, entry_text(e, shown), f"{tags} {role_tag(role)}"))
+            texts.append((rowid, file_id, role, ts, _text(entry_text(e, shown)), f"{tags} {role_tag(role)}"))
         con.executemany("INSERT INTO entries VALUES (?,?,?,?,?,?)", meta)
         con.executemany("INSERT INTO fts(rowid, file_id, role, ts, text, tags) VALUES (?,?,?,?,?,?)", texts)
         if new_calls:
@@ -413,6 +420,23 @@ class Indexer:
             else:
                 con.execute("DELETE FROM labels WHERE file_id = ? AND entry_id = ?", (fid, target))
         return len(meta)
+
+
+def _text(s: str) -> str:
+    """A string as the index stores it: a lone surrogate (a JavaScript writer cut a string
+    inside an emoji) as U+FFFD, the rule of every output (`format.jsonl.scrub_text`); SQLite
+    takes no string that has no UTF-8 form, and one such line failed every search."""
+    return scrub_text(s)
+
+
+def _begin_write(con: sqlite3.Connection, path: str) -> None:
+    """Take the index's write lock, waiting at most the busy bound for another process."""
+    try:
+        con.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if is_busy(exc):
+            raise IndexBusy(f"the search index {path} is locked by another process") from exc
+        raise
 
 
 def _under(path: str, roots: list[str]) -> bool:

@@ -19,10 +19,12 @@ import threading
 import time
 import unicodedata
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ..format.jsonl import scrub_text
 from .tags import cwd_tag, role_tag
 
 __all__ = [
@@ -268,12 +270,63 @@ def _ranked(
     return scored
 
 
-def _escape_like(s: str) -> str:
-    return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+#: Rounds of candidates looked for again after some were refused (`_candidates`).
+ADMIT_ROUNDS = 4
+
+#: Whether a hit's file may be answered: (path, indexed device, indexed inode) -> yes/no.
+Admit = Callable[[str, int | None, int | None], bool]
 
 
-def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None = None) -> SearchPage:
-    """Run ``q`` on the index connection ``con``."""
+def _candidates(
+    con: sqlite3.Connection, where: list[str], args: list[Any], roots: list[str] | None, admit: Admit | None
+) -> list[int]:
+    """The rowids of the newest `CANDIDATES` + 1 matches whose files are admitted.
+
+    Each file among the matches is asked once, at this moment (`admit`: the reader's guard,
+    and the file still the one that was indexed); a refused file's matches are left out and
+    the scan runs again without them, a few rounds at most (the indexer takes refused files
+    out, so usually none is). The roots are compared again here, exactly, whatever the SQL.
+    """
+    refused: list[int] = []
+    allowed: set[int] = set()
+    bases = [os.path.abspath(r).rstrip("/") + "/" for r in roots or ()]
+    found: list[int] = []
+    for _ in range(ADMIT_ROUNDS):
+        clauses = list(where)
+        params = list(args)
+        if refused:
+            clauses.append(f"file_id NOT IN ({','.join('?' * len(refused))})")
+            params += refused
+        sql = "SELECT rowid, file_id FROM fts WHERE " + " AND ".join(clauses) + " ORDER BY rowid DESC LIMIT ?"
+        rows = con.execute(sql, (*params, CANDIDATES + 1)).fetchall()
+        if admit is None and not bases:
+            return [r[0] for r in rows]
+        ask = sorted({int(r[1]) for r in rows} - allowed)
+        newly: list[int] = []
+        if ask:
+            marks = ",".join("?" * len(ask))
+            for fid, path, dev, ino in con.execute(
+                f"SELECT id, path, device, inode FROM files WHERE id IN ({marks})", ask
+            ):
+                inside = not bases or any(path.startswith(b) for b in bases)
+                if inside and (admit is None or admit(path, dev, ino)):
+                    allowed.add(int(fid))
+                else:
+                    newly.append(int(fid))
+            # a file id without a files row (removed meanwhile): nothing to answer from
+            newly += [f for f in ask if f not in allowed and f not in newly]
+        found = [r[0] for r in rows if int(r[1]) in allowed]
+        if not newly:
+            return found
+        refused += newly
+    return found
+
+
+def run_query(
+    con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None = None, admit: Admit | None = None
+) -> SearchPage:
+    """Run ``q`` on the index connection ``con``; with ``admit``, only the hits of files it
+    admits at this moment (`_candidates`)."""
     expr = match_expression(q.text, q.prefix)
     if expr is None:
         return SearchPage([], 0, q.offset, None, False)
@@ -283,12 +336,15 @@ def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None 
     if q.role:
         tags.append(role_tag(q.role))
     if q.cwd:
-        cwd = q.cwd.rstrip("/") or "/"
-        below = "/%" if cwd == "/" else _escape_like(cwd) + "/%"
+        # as the index holds it (a command-line argument that is not UTF-8 holds surrogates)
+        cwd = scrub_text(q.cwd).rstrip("/") or "/"
+        # the directory and those below it, byte for byte (LIKE would fold ASCII case)
+        base = "" if cwd == "/" else cwd
         dirs = [
             r[0]
             for r in con.execute(
-                "SELECT DISTINCT cwd FROM files WHERE cwd = ? OR cwd LIKE ? ESCAPE '\\'", (cwd, below)
+                "SELECT DISTINCT cwd FROM files WHERE cwd = ? OR (cwd >= ? AND cwd < ?)",
+                (cwd, base + "/", base + "0"),
             ).fetchall()
         ]
         if not dirs:
@@ -311,11 +367,15 @@ def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None 
         file_where.append("agent = ?")
         file_args.append(q.agent)
     if q.roots:
+        # Below a root, compared byte for byte (LIKE folds ASCII case: a daemon of
+        # ".../Agent" saw the files of ".../agent"): "<root>/" <= path < "<root>0", '0'
+        # being the character after '/'. The UNIQUE index on path serves the ranges.
         ors = []
         roots_args = []
         for r in q.roots:
-            ors.append("path LIKE ? ESCAPE '\\'")
-            roots_args.append(_escape_like(os.path.abspath(r).rstrip("/")) + "/%")
+            ors.append("(path >= ? AND path < ?)")
+            base = os.path.abspath(r).rstrip("/")
+            roots_args += [base + "/", base + "0"]
         roots_sql = "(" + " OR ".join(ors) + ")"
         # Usually every indexed file is under the roots: then the filter is left out.
         outside = con.execute(f"SELECT 1 FROM files WHERE NOT {roots_sql} LIMIT 1", roots_args).fetchone()
@@ -330,11 +390,10 @@ def run_query(con: sqlite3.Connection, q: SearchQuery, paths: PathFinder | None 
             "rowid IN (SELECT e.rowid FROM labels l JOIN entries e ON e.file_id = l.file_id"
             " AND e.entry_id = l.entry_id WHERE l.label = ? COLLATE NOCASE)"
         )
-        args.append(q.label.strip())
+        args.append(scrub_text(q.label.strip()))
     # One scan of the FTS table, newest first, that stops after CANDIDATES matches (no
     # rank here: FTS5's bm25 first counts every entry that holds each word).
-    sql = "SELECT rowid FROM fts WHERE " + " AND ".join(where) + " ORDER BY rowid DESC LIMIT ?"
-    found = [r[0] for r in con.execute(sql, (*args, CANDIDATES + 1)).fetchall()]
+    found = _candidates(con, where, args, q.roots, admit)
     capped = len(found) > CANDIDATES
     found = found[:CANDIDATES]
     rows = _ranked(con, full, found, capped, _terms(q.text, q.prefix))

@@ -1,5 +1,13 @@
 """The index's tables, opened (and rebuilt when unreadable) in one place.
 
+An index another process is writing is busy, not unusable: SQLite's busy or locked answer
+(`SQLITE_BUSY`, `SQLITE_LOCKED`: a CLI search beside the daemon, a person's `sqlite3` shell
+holding a transaction) is waited on for at most `busy_ms()` and then raised as `IndexBusy`;
+nothing is removed. Only an index that is not a readable index of this schema (`SQLITE_CORRUPT`,
+`SQLITE_NOTADB`, another schema version, missing tables) is removed and made again. The
+schema is checked in a read transaction (WAL: a reader never waits for a writer), and the
+write lock is taken only to create the tables of a new index.
+
 ``files``: one row per indexed session file, with what tells a grown file from a rewritten
 one (device, inode, size, mtime, the hash of the header line, the offset and hash of the
 last indexed line). ``entries``: one row per entry, its metadata; ``fts``: its text (an
@@ -20,8 +28,20 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+from typing import Any
 
-__all__ = ["SCHEMA_VERSION", "IndexUnusable", "connect", "fts5_available"]
+from ..tuning import bound
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "IndexBusy",
+    "IndexUnusable",
+    "busy_ms",
+    "connect",
+    "fts5_available",
+    "is_busy",
+    "is_corrupt",
+]
 
 SCHEMA_VERSION = "5"
 
@@ -67,6 +87,54 @@ class IndexUnusable(Exception):
     """The index file cannot be used (corrupt, another schema): it is rebuilt."""
 
 
+class IndexBusy(Exception):
+    """Another process held the index's lock longer than `busy_ms()` (SQLite busy or
+    locked). The index is as it was: nothing is removed or rebuilt; what it holds can still
+    be read (WAL) unless the other process locked readers out too."""
+
+
+#: SQLite's primary result codes that say "someone else has it now" and "this is no index".
+_BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
+_CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+#: How long a writer (or a reader locked out) waits for another process's lock, in ms.
+BUSY_MS = 5000
+
+
+def busy_ms() -> int:
+    """``$SESSIONTREE_SEARCH_BUSY_MS``, else `BUSY_MS`: the bound on waiting for another
+    process's lock on the index before answering from what it holds."""
+    return bound("SESSIONTREE_SEARCH_BUSY_MS", BUSY_MS)
+
+
+def _code(exc: BaseException) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite's "another connection holds the lock" (busy, locked)."""
+    if not isinstance(exc, sqlite3.Error):
+        return False
+    code = _code(exc)
+    if code is not None:
+        return code in _BUSY_CODES
+    text = str(exc).lower()
+    return "database is locked" in text or "database table is locked" in text or "busy" in text
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` says the file is no readable SQLite database (corrupt, not one)."""
+    if isinstance(exc, IndexUnusable):
+        return True
+    if not isinstance(exc, sqlite3.DatabaseError) or is_busy(exc):
+        return False
+    code = _code(exc)
+    if code is not None:
+        return code in _CORRUPT_CODES
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
+
+
 def fts5_available() -> bool:
     """Whether this Python's SQLite has FTS5 compiled in."""
     try:
@@ -81,10 +149,16 @@ def fts5_available() -> bool:
 
 
 def _open(path: str) -> sqlite3.Connection:
-    con = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-    con.execute("PRAGMA busy_timeout = 30000")
-    con.execute("PRAGMA journal_mode = WAL")
-    con.execute("PRAGMA synchronous = NORMAL")
+    ms = busy_ms()
+    con = sqlite3.connect(path, timeout=ms / 1000, isolation_level=None, check_same_thread=False)
+    try:
+        con.execute(f"PRAGMA busy_timeout = {int(ms)}")
+        if con.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            con.execute("PRAGMA journal_mode = WAL")
+        con.execute("PRAGMA synchronous = NORMAL")
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
@@ -97,15 +171,25 @@ def _create(con: sqlite3.Connection) -> None:
     con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
 
 
-def _check(con: sqlite3.Connection) -> None:
-    row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-    if row is None:
-        _create(con)
-        return
-    if row[0] != SCHEMA_VERSION:
-        raise IndexUnusable(f"schema {row[0]}")
-    con.execute("SELECT count(*) FROM files").fetchone()
-    con.execute("SELECT rowid FROM fts WHERE fts MATCH 'x' LIMIT 1").fetchall()
+def _has_schema(con: sqlite3.Connection) -> bool:
+    """Whether the index holds this schema (False: a new, empty file); raises
+    `IndexUnusable` for another schema or a table missing or unreadable."""
+    if con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").fetchone()[0] == 0:
+        return False
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is None:
+            return False
+        if row[0] != SCHEMA_VERSION:
+            raise IndexUnusable(f"schema {row[0]}")
+        con.execute("SELECT count(*) FROM files").fetchone()
+        con.execute("SELECT rowid FROM fts WHERE fts MATCH 'x' LIMIT 1").fetchall()
+    except sqlite3.DatabaseError as exc:
+        if is_busy(exc) or is_corrupt(exc):
+            raise
+        # "no such table", "no such column": not this schema
+        raise IndexUnusable(str(exc)) from exc
+    return True
 
 
 def _remove(path: str) -> None:
@@ -116,31 +200,42 @@ def _remove(path: str) -> None:
 
 def connect(path: str) -> sqlite3.Connection:
     """The index at ``path``, created when missing and rebuilt (emptied, to be filled
-    again) when it is not a readable index of this schema."""
+    again) when it is not a readable index of this schema. Raises `IndexBusy` when another
+    process held its lock for longer than `busy_ms()`: a busy index is never removed."""
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     for attempt in (0, 1):
         con: sqlite3.Connection | None = None
         try:
             con = _open(path)
-            # One process creates or checks at a time, in one transaction: another one
-            # (a CLI search beside the daemon) sees no schema or the whole of it, never a
-            # half-made index it would take for a corrupt one and remove.
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                if con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'meta'").fetchone()[0] == 0:
-                    _create(con)
-                else:
-                    _check(con)
-                con.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    con.execute("ROLLBACK")
-                raise
+            # The check reads (a read transaction: it never waits for another process's
+            # write); only a new file takes the write lock, and checks again under it, so
+            # that another process (a CLI search beside the daemon) sees no schema or the
+            # whole of it, never a half-made index it would take for a corrupt one.
+            with _transaction(con, "BEGIN"):
+                ready = _has_schema(con)
+            if not ready:
+                with _transaction(con, "BEGIN IMMEDIATE"):
+                    if not _has_schema(con):
+                        _create(con)
             return con
-        except (sqlite3.DatabaseError, IndexUnusable):
+        except (sqlite3.DatabaseError, IndexUnusable) as exc:
             if con is not None:
                 con.close()
-            if attempt:
+            if is_busy(exc):
+                raise IndexBusy(f"the search index {path} is locked by another process") from exc
+            if attempt or not is_corrupt(exc):
                 raise
             _remove(path)
     raise AssertionError("unreachable")
+
+
+@contextlib.contextmanager
+def _transaction(con: sqlite3.Connection, begin: str) -> Any:
+    con.execute(begin)
+    try:
+        yield
+        con.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            con.execute("ROLLBACK")
+        raise

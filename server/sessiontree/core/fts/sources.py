@@ -2,7 +2,11 @@
 
 `enumerate_sessions(roots)` lists the session files under the sessions roots with the agent
 that wrote them; `read_entries(file, offset)` reads one file's entries as pi-shaped dicts
-from a byte offset. A reader of another agent's transcripts plugs in by adding its files to
+from a byte offset. Both take the reader's guard (`core.store.guard.PathGuard`, the daemon's
+allowed roots; None: the library's behaviour): with one, a file the session listing would
+skip (a symlink that leads outside, a file with another hard link, not a regular file) is
+neither listed nor read, and every read goes through a descriptor the guard opened
+(`discovery.files.open_listed`, the listing's own opener). A reader of another agent's transcripts plugs in by adding its files to
 `enumerate_sessions` and its reader to `READERS` (its entries mapped into pi's shape: ``id``,
 ``parentId``, ``timestamp``, ``type: "message"`` with ``message.role`` and ``content``).
 """
@@ -11,14 +15,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..discovery.files import open_listed
 from ..format.jsonl import is_session_header, loads_line, parse_jsonl_lenient
 from ..format.migrations import CURRENT_SESSION_VERSION, fill_missing_ids, migrate_session_entries
 from ..format.title_slot import fold_into_header, split_slot
+from ..store.guard import PathGuard
 
 __all__ = [
     "READERS",
@@ -28,6 +33,8 @@ __all__ = [
     "enumerate_sessions",
     "foreign_roots",
     "head_hash",
+    "head_of",
+    "identity_of",
     "read_entries",
     "read_head_line",
 ]
@@ -89,7 +96,17 @@ def read_head_line(f: Any) -> tuple[int, bytes]:
 
 
 def _is_session_name(name: str) -> bool:
-    return name.endswith(".jsonl") and not name.startswith(".")
+    return name.endswith(".jsonl") and not name.startswith(".") and _utf8(name)
+
+
+def _utf8(name: str) -> bool:
+    """Whether a file name is UTF-8 (one that is not decodes with lone surrogates, which
+    neither the index nor the wire can hold as a path)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def foreign_roots() -> list[str]:
@@ -100,10 +117,12 @@ def foreign_roots() -> list[str]:
     return [r for r in (root_of(agent) for agent in sorted(FOREIGN_AGENTS)) if os.path.isdir(r)]
 
 
-def enumerate_sessions(roots: Iterable[str]) -> list[SessionFile]:
+def enumerate_sessions(roots: Iterable[str], guard: PathGuard | None = None) -> list[SessionFile]:
     """Every session file under each sessions root (recursive), with its agent: files under
     another agent's transcript root are that agent's (Claude Code's subagent transcripts
-    are read with their session, not on their own)."""
+    are read with their session, not on their own). With ``guard``, only the files it
+    accepts (what `session/list` lists: no link leading outside, one name, a regular file);
+    directory links are never followed."""
     from ..sources.foreign import agent_root_containing
 
     out: list[SessionFile] = []
@@ -114,30 +133,28 @@ def enumerate_sessions(roots: Iterable[str]) -> list[SessionFile]:
                 continue
             for name in files:
                 if _is_session_name(name):
-                    out.append(SessionFile(os.path.join(directory, name), agent, root))
+                    path = os.path.join(directory, name)
+                    if guard is None or guard.accept(path):
+                        out.append(SessionFile(path, agent, root))
     return out
 
 
-def _open_regular(path: str) -> int | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+def _open_regular(path: str, guard: PathGuard | None) -> int | None:
+    opened = open_listed(path, guard)
+    if opened is None:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            return None
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
+    return opened[0]
 
 
 CHUNK_BYTES = 4 * 1024 * 1024
 
 
 def read_pi(
-    path: str, offset: int = 0, expect_tail: tuple[int, str] | None = None, whole: bool = False
+    path: str,
+    offset: int = 0,
+    expect_tail: tuple[int, str] | None = None,
+    whole: bool = False,
+    guard: PathGuard | None = None,
 ) -> ReadResult | None:
     """A pi-family session file's entries from ``offset`` (0: from the header on).
 
@@ -145,9 +162,10 @@ def read_pi(
     ``expect_tail`` (the length and hash of the line ending at ``offset``), None is returned
     when the bytes there differ: the file was rewritten, not grown. None too for a file
     that is gone or has no session header. A current-version file is read 4 MB at a time;
-    an older one (migrated) or ``whole=True`` whole, through the lenient parser.
+    an older one (migrated) or ``whole=True`` whole, through the lenient parser. With
+    ``guard``, the file is read through a descriptor the guard opened (None when refused).
     """
-    fd = _open_regular(path)
+    fd = _open_regular(path, guard)
     if fd is None:
         return None
     f = os.fdopen(fd, "rb")
@@ -308,10 +326,14 @@ def _read_foreign(agent: str, data: bytes, hh: str) -> ReadResult | None:
 
 
 def read_foreign(
-    path: str, offset: int = 0, expect_tail: tuple[int, str] | None = None, whole: bool = False
+    path: str,
+    offset: int = 0,
+    expect_tail: tuple[int, str] | None = None,
+    whole: bool = False,
+    guard: PathGuard | None = None,
 ) -> ReadResult | None:
     """Another agent's transcript, read whole (its entries' ids depend on the whole file)."""
-    fd = _open_regular(path)
+    fd = _open_regular(path, guard)
     if fd is None:
         return None
     with os.fdopen(fd, "rb") as f:
@@ -323,10 +345,12 @@ def read_foreign(
     return _read_foreign(agent, data, line_hash(data if nl < 0 else data[:nl]))
 
 
-#: agent name -> reader of its files (path, offset, expected tail, whole) -> entries (pi-shaped).
-#: A reader that can only read whole files sets ``whole_file_only`` (then it is only ever
-#: called with offset 0).
-READERS: dict[str, Callable[[str, int, tuple[int, str] | None, bool], ReadResult | None]] = {
+#: agent name -> reader of its files (path, offset, expected tail, whole, guard) -> entries
+#: (pi-shaped). A reader that can only read whole files sets ``whole_file_only`` (then it is
+#: only ever called with offset 0); it opens the file through the guard (`_open_regular`).
+READERS: dict[
+    str, Callable[[str, int, tuple[int, str] | None, bool, PathGuard | None], ReadResult | None]
+] = {
     "pi": read_pi,
     "claude": read_foreign,
     "codex": read_foreign,
@@ -334,10 +358,38 @@ READERS: dict[str, Callable[[str, int, tuple[int, str] | None, bool], ReadResult
 
 
 def read_entries(
-    file: SessionFile, offset: int = 0, expect_tail: tuple[int, str] | None = None, whole: bool = False
+    file: SessionFile,
+    offset: int = 0,
+    expect_tail: tuple[int, str] | None = None,
+    whole: bool = False,
+    guard: PathGuard | None = None,
 ) -> ReadResult | None:
-    """The entries of ``file`` from ``offset``, by its agent's reader (None: unreadable)."""
+    """The entries of ``file`` from ``offset``, by its agent's reader (None: unreadable, or
+    refused by ``guard``)."""
     reader = READERS.get(file.agent)
     if reader is None:
         return None
-    return reader(file.path, offset, expect_tail, whole)
+    return reader(file.path, offset, expect_tail, whole, guard)
+
+
+def head_of(path: str, guard: PathGuard | None = None) -> str:
+    """The hash of the header line of the file at ``path`` ("" when it cannot be read)."""
+    fd = _open_regular(path, guard)
+    if fd is None:
+        return ""
+    with os.fdopen(fd, "rb") as f:
+        try:
+            return head_hash(read_head_line(f)[1])
+        except OSError:
+            return ""
+
+
+def identity_of(path: str, guard: PathGuard | None = None) -> tuple[int, int] | None:
+    """(device, inode) of the file ``path`` names now, opened as a listing opens it (None:
+    gone, not a regular file, or refused by ``guard``)."""
+    opened = open_listed(path, guard)
+    if opened is None:
+        return None
+    fd, st = opened
+    os.close(fd)
+    return st.st_dev, st.st_ino

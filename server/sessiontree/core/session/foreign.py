@@ -362,6 +362,10 @@ def foreign_session_info(path: str, agent: str, storage: Any = None) -> SessionI
             _SUMMARIES[key] = t
     except (OSError, SessionTreeError):
         return None
+    except Exception:
+        # The readers skip a line they cannot take (`sources.claude.feed_one`); should a
+        # file still fail, it alone is left out: the listing goes on with the others.
+        return None
     if not t.lines and not t.session_id:
         return None
     info = SessionInfo(

@@ -44,6 +44,8 @@ __all__ = ["ClaudeReader", "merge_split_messages", "read_claude", "summarize_cla
 
 #: Line types without a uuid that still say something worth keeping in `all`.
 _TITLE_TYPES = ("custom-title", "ai-title", "summary")
+#: The key of each of them that holds the title.
+_TITLE_KEYS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
 
 
 def _ms(ts: Any) -> int | None:
@@ -339,9 +341,8 @@ class ClaudeReader:
         self._main(uuid, side)
 
     def _uuidless(self, v: dict[str, Any], kind: Any, lineno: int) -> None:
-        if kind in _TITLE_TYPES:
-            key = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}[kind]
-            title = v.get(key)
+        if isinstance(kind, str) and kind in _TITLE_KEYS:
+            title = v.get(_TITLE_KEYS[kind])
             if isinstance(title, str) and title.strip():
                 self._titles[kind] = title.strip()
                 if kind == "summary":
@@ -403,7 +404,6 @@ def summarize_claude(data: bytes) -> Translation:
     titles: dict[str, str] = {}
     summaries: list[tuple[Any, str]] = []
     uuids: set[str] = set()
-    keys = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
     lineno = 0
     for line in data.split(b"\n"):
         lineno += 1
@@ -418,46 +418,57 @@ def summarize_claude(data: bytes) -> Translation:
                 t.damage.append(Damage(lineno, 0, "not valid JSON"))
                 continue
         t.lines += 1
-        if not isinstance(v, dict):
-            continue
-        if not t.session_id and isinstance(v.get("sessionId"), str):
-            t.session_id = v["sessionId"]
-        if not t.cwd and isinstance(v.get("cwd"), str):
-            t.cwd = v["cwd"]
-        if t.created is None and isinstance(v.get("timestamp"), str):
-            t.created = v["timestamp"]
-        kind = v.get("type")
-        if kind in keys:
-            title = v.get(keys[kind])
-            if isinstance(title, str) and title.strip():
-                titles[kind] = title.strip()
-                if kind == "summary":
-                    summaries.append((v.get("leafUuid"), title.strip()))
-            continue
-        if isinstance(v.get("uuid"), str):
-            uuids.add(v["uuid"])
-        msg = v.get("message")
-        if not isinstance(v.get("uuid"), str) or not isinstance(msg, dict):
-            continue
-        if kind == "assistant":
-            t.message_count += 1
-        elif kind == "user" and not v.get("isMeta") and not v.get("isCompactSummary"):
-            content = msg.get("content")
-            results = (
-                sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_result")
-                if isinstance(content, list)
-                else 0
-            )
-            t.message_count += results + (1 if _user_blocks(content) or not results else 0)
-            if t.first_user_text is None and v.get("isSidechain") is not True:
-                text = _text_of(content).strip()
-                if text and not text.startswith("<"):
-                    t.first_user_text = text
+        try:
+            _summarize_line(t, v, titles, summaries, uuids)
+        except Exception as exc:
+            # as `feed_one`: the line is skipped and reported, the others are summarized
+            t.damage.append(Damage(lineno, 0, f"could not be read ({type(exc).__name__}: {exc})"[:200]))
     own = _own_summary(summaries, uuids)
     if own is not None:
         titles["summary"] = own
     t.title = next((titles[k] for k in _TITLE_TYPES if k in titles), None)
     return t
+
+
+def _summarize_line(
+    t: Translation, v: Any, titles: dict[str, str], summaries: list[tuple[Any, str]], uuids: set[str]
+) -> None:
+    """What one line adds to a listing's summary (`summarize_claude`)."""
+    if not isinstance(v, dict):
+        return
+    if not t.session_id and isinstance(v.get("sessionId"), str):
+        t.session_id = v["sessionId"]
+    if not t.cwd and isinstance(v.get("cwd"), str):
+        t.cwd = v["cwd"]
+    if t.created is None and isinstance(v.get("timestamp"), str):
+        t.created = v["timestamp"]
+    kind = v.get("type")
+    if isinstance(kind, str) and kind in _TITLE_KEYS:
+        title = v.get(_TITLE_KEYS[kind])
+        if isinstance(title, str) and title.strip():
+            titles[kind] = title.strip()
+            if kind == "summary":
+                summaries.append((v.get("leafUuid"), title.strip()))
+        return
+    if isinstance(v.get("uuid"), str):
+        uuids.add(v["uuid"])
+    msg = v.get("message")
+    if not isinstance(v.get("uuid"), str) or not isinstance(msg, dict):
+        return
+    if kind == "assistant":
+        t.message_count += 1
+    elif kind == "user" and not v.get("isMeta") and not v.get("isCompactSummary"):
+        content = msg.get("content")
+        results = (
+            sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_result")
+            if isinstance(content, list)
+            else 0
+        )
+        t.message_count += results + (1 if _user_blocks(content) or not results else 0)
+        if t.first_user_text is None and v.get("isSidechain") is not True:
+            text = _text_of(content).strip()
+            if text and not text.startswith("<"):
+                t.first_user_text = text
 
 
 def _tokens_before(v: dict[str, Any]) -> int:
@@ -492,6 +503,17 @@ def feed_lines(reader: Any, data: bytes, base: int = 0, lineno: int = 0) -> int:
     return t.end
 
 
+def feed_one(reader: Any, t: Translation, value: Any, lineno: int, offset: int) -> None:
+    """One parsed line to ``reader``. A line whose values the reader cannot take (a field of
+    a type no agent writes: ``"type": {...}``) is skipped and reported in `damage`, as the
+    pi loader skips a line it cannot read: one such line never hides the rest of the file,
+    nor the other files of a listing."""
+    try:
+        reader.feed(value, lineno, offset)
+    except Exception as exc:
+        t.damage.append(Damage(lineno, offset, f"could not be read ({type(exc).__name__}: {exc})"[:200]))
+
+
 def _feed(reader: Any, t: Translation, data: bytes, base: int, lineno: int) -> None:
     pos = 0
     n = len(data)
@@ -513,7 +535,7 @@ def _feed(reader: Any, t: Translation, data: bytes, base: int, lineno: int) -> N
                 t.damage.append(Damage(lineno, base + pos, "not valid JSON"))
                 t.lines += 1
             else:
-                reader.feed(value, lineno, base + pos)
+                feed_one(reader, t, value, lineno, base + pos)
         pos = n if nl < 0 else nl + 1
         t.end = base + pos
         t.lineno = lineno

@@ -152,7 +152,8 @@ class CodexReader:
         raw_ts = v.get("timestamp")
         ts: str = raw_ts if isinstance(raw_ts, str) else self._last_ts
         self._last_ts = ts
-        kind = v.get("type")
+        # a type no rollout writes (an object, a list, a number) is an unknown line kind
+        kind = _kind(v.get("type"))
         payload = v.get("payload")
         if not isinstance(payload, dict):
             if kind in _ITEM_TYPES:  # an older rollout: the item itself
@@ -180,7 +181,7 @@ class CodexReader:
             )
             return
         if kind == "event_msg":
-            sub = payload.get("type")
+            sub = _kind(payload.get("type"))
             self._custom(lineno, ts, f"event:{sub}", payload)
             return
         if kind == "response_item":
@@ -211,7 +212,7 @@ class CodexReader:
             t.parent_id, t.parent_kind = p["forked_from_id"], "fork"
 
     def _item(self, p: dict[str, Any], lineno: int, ts: str) -> None:
-        it = p.get("type")
+        it = _kind(p.get("type"))
         if it == "message":
             role = p.get("role")
             blocks = _text_blocks(p.get("content"))
@@ -277,6 +278,11 @@ class CodexReader:
         # event and context lines after it carry nothing the context holds).
         self.t.leaf_id = self._last_message or self._last
         return self.t
+
+
+def _kind(value: Any) -> str | None:
+    """A line's or item's ``type`` when it is a string (anything else names no kind)."""
+    return value if isinstance(value, str) else None
 
 
 def _boilerplate(text: str) -> bool:

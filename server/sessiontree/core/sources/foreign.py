@@ -12,6 +12,7 @@ same environment variables the agents read (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from typing import Any
 
@@ -109,10 +110,8 @@ def codex_thread_names(env: Mapping[str, str] | None = None) -> dict[str, str]:
     updated_at}`` lines, appended; the last one of an id wins). Empty when it is missing."""
     path = os.path.join(os.path.dirname(codex_root(env)), "session_index.jsonl")
     names: dict[str, str] = {}
-    try:
-        with open(path, "rb") as f:
-            data = f.read(16 << 20)
-    except OSError:
+    data = _read_regular(path, 16 << 20)
+    if data is None:
         return names
     for line in data.splitlines():
         try:
@@ -123,6 +122,24 @@ def codex_thread_names(env: Mapping[str, str] | None = None) -> dict[str, str]:
         if isinstance(name, str) and name.strip() and isinstance(v.get("id"), str):
             names[v["id"]] = name.strip()
     return names
+
+
+def _read_regular(path: str, limit: int) -> bytes | None:
+    """At most ``limit`` bytes of the regular file at ``path`` (None: missing, a link, not a
+    regular file). Opened without blocking and checked on the descriptor: a FIFO put there
+    hung every listing of Codex sessions, and the opens of them, for ever."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            return f.read(limit)
+        except OSError:
+            return None
 
 
 def root_of(agent: str, env: Mapping[str, str] | None = None) -> str:

@@ -27,7 +27,8 @@ def _foreign_format(values: list[Any]) -> str | None:
             return None
         if _CLAUDE_CODE_KEYS & v.keys() or ("sessionId" in v and "id" not in v):
             return "a Claude Code transcript"
-        if isinstance(v.get("payload"), dict) and v.get("type") in _CODEX_TYPES:
+        kind = v.get("type")
+        if isinstance(v.get("payload"), dict) and isinstance(kind, str) and kind in _CODEX_TYPES:
             return "a Codex rollout"
     return None
 

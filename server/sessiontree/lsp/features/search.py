@@ -23,8 +23,9 @@ from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
 
 from sessiontree.core import paths
-from sessiontree.core.fts import SearchIndex, SearchQuery, fts5_available, parse_time
+from sessiontree.core.fts import IndexBusy, SearchIndex, SearchPage, SearchQuery, fts5_available, parse_time
 from sessiontree.core.fts.sources import foreign_roots
+from sessiontree.core.store.guard import PathGuard
 from sessiontree.lsp import errors, mapping
 from sessiontree.lsp.handlers import register
 from sessiontree.lsp.server import SessionTreeServer
@@ -42,8 +43,9 @@ ROLES = ("user", "assistant", "tool", "other")
 class SearchService:
     """One client's search index over its sessions root, and the thread keeping it current."""
 
-    def __init__(self, roots: list[str]) -> None:
-        self.index = SearchIndex(roots)
+    def __init__(self, roots: list[str], guard: PathGuard | None = None) -> None:
+        # the guard of every read (allowedRoots): indexing and answers alike
+        self.index = SearchIndex(roots, guard=guard)
         self.rescan_env: float | None
         try:
             value = os.environ.get(RESCAN_ENV, "")
@@ -59,11 +61,22 @@ class SearchService:
         self._thread: threading.Thread | None = None
         self._unlisten: Callable[[], None] | None = None
         self._owner: weakref.ref[SessionTreeServer] | None = None
+        self.busy = False
+        """The last update found the index locked by another process (it is not rebuilt)."""
+        self.building: asyncio.Future[None] | None = None
+        """The first build while it runs: every search that comes meanwhile waits for this
+        one build (in the event loop), instead of a worker each blocked on `build_lock`."""
 
     def build(self, progress: Callable[[int, int], None] | None = None) -> None:
-        """Bring the index up to date (the first time: the whole build)."""
+        """Bring the index up to date (the first time: the whole build); `IndexBusy` when
+        another process kept it locked beyond the busy bound."""
         with self.build_lock:
-            self.index.update(progress=progress)
+            try:
+                self.index.update(progress=progress)
+            except IndexBusy:
+                self.busy = True
+                raise
+            self.busy = False
 
     def keep_current(self, ls: SessionTreeServer) -> None:
         """Start following changes (once), through the live watcher when there is one."""
@@ -102,14 +115,22 @@ class SearchService:
             del owner
             if self._stopped:
                 return
+            files: set[str] = set()
             try:
                 if woke:
                     with self._lock:
                         files, self._dirty = self._dirty, set()
                     with self.build_lock:
                         self.index.update_files(sorted(files))
+                        self.busy = False
                 else:
                     self.build()
+            except IndexBusy:
+                # another process holds the index: try again at the next round
+                self.busy = True
+                with self._lock:
+                    self._dirty |= files
+                log.info("the search index is busy (another process is writing it); trying again later")
             except Exception:
                 log.exception("keeping the search index current failed")
 
@@ -145,7 +166,7 @@ def _roots(ls: SessionTreeServer) -> list[str]:
 def service(ls: SessionTreeServer) -> SearchService:
     svc = _SERVICES.get(ls)
     if svc is None:
-        svc = _SERVICES[ls] = SearchService(_roots(ls))
+        svc = _SERVICES[ls] = SearchService(_roots(ls), ls.access.guard)
     return svc
 
 
@@ -211,6 +232,17 @@ async def _build_with_progress(ls: SessionTreeServer, svc: SearchService, token:
                 pass
 
 
+async def _first_build(ls: SessionTreeServer, svc: SearchService, token: int | str | None) -> None:
+    """The build of the index, once however many searches ask for it while it runs (each
+    used to take a worker of the session-less pool to wait on the build's lock: eight
+    searches typed during a first build left none for opening or listing sessions)."""
+    task = svc.building
+    if task is None or task.done():
+        task = svc.building = asyncio.ensure_future(_build_with_progress(ls, svc, token))
+    # shielded: a cancelled search leaves the build running for the others and the next one
+    await asyncio.shield(task)
+
+
 async def search(ls: SessionTreeServer, p: t.SearchParams) -> t.SearchResult:
     if not fts5_available():
         raise errors.InvalidParams("session/search: this Python's SQLite has no FTS5", {"field": "query"})
@@ -222,7 +254,11 @@ async def search(ls: SessionTreeServer, p: t.SearchParams) -> t.SearchResult:
     since, until = _time("since", p.since), _time("until", p.until)
     svc = service(ls)
     if not svc.index.built or not os.path.exists(svc.index.path):
-        await _build_with_progress(ls, svc, p.work_done_token)
+        try:
+            await _first_build(ls, svc, p.work_done_token)
+        except IndexBusy:
+            # answered from what the index holds; the next search tries the build again
+            log.info("the search index is busy (another process is writing it)")
         svc.keep_current(ls)
     query = SearchQuery(
         p.query,
@@ -239,8 +275,13 @@ async def search(ls: SessionTreeServer, p: t.SearchParams) -> t.SearchResult:
     )
 
     def work() -> t.SearchResult:
-        page = svc.index.search(query)
-        return mapping.search_result(page, svc.index.file_count(), svc.index.size_bytes())
+        try:
+            page = svc.index.search(query)
+        except IndexBusy:
+            # locked even for readers: a clear "busy" answer, nothing removed or rebuilt
+            empty = SearchPage([], 0, query.offset, None, False)
+            return mapping.search_result(empty, 0, svc.index.size_bytes(), busy=True)
+        return mapping.search_result(page, svc.index.file_count(), svc.index.size_bytes(), svc.busy)
 
     return await ls.registry.run(work)
 
