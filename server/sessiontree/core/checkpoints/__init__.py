@@ -1,0 +1,42 @@
+"""Checkpoints: the workspace's files at any node of a session, and restoring them
+(docs/checkpoints.md).
+
+`replay.py` (a file's state at a node, from the session's own calls and results),
+`textedit.py` and `patches.py` (the agents' edits applied as they apply them), `shell.py`
+(which commands only read), `snapshots.py` (the content-addressed store: the daemon's
+snapshots and the restores' backups), `merge.py` (the three-way merge), `restore.py` (the
+plan: which files, their status and diff), `apply.py` (writing it: re-check, backups,
+journal, undo, crash recovery), `atomic.py` (one file written atomically).
+"""
+
+from __future__ import annotations
+
+from .apply import Applied, RestoreRecord, apply_plan, files_at, last_restore, recover, undo_last
+from .merge import MergeResult, merge3
+from .replay import FileState, Replay, replay
+from .restore import STATUSES, FilePlan, RestorePlan, inside_roots, path_entries, plan_restore, unified_diff
+from .snapshots import SnapshotStore, data_dir
+
+__all__ = [
+    "STATUSES",
+    "Applied",
+    "FilePlan",
+    "FileState",
+    "MergeResult",
+    "Replay",
+    "RestorePlan",
+    "RestoreRecord",
+    "SnapshotStore",
+    "apply_plan",
+    "data_dir",
+    "files_at",
+    "inside_roots",
+    "last_restore",
+    "merge3",
+    "path_entries",
+    "plan_restore",
+    "recover",
+    "replay",
+    "undo_last",
+    "unified_diff",
+]
