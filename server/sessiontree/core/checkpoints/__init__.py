@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .apply import Applied, RestoreRecord, apply_plan, files_at, last_restore, recover, undo_last
 from .merge import MergeResult, merge3
-from .replay import FileState, Replay, replay
+from .replay import FileState, Replay, replay_entries
 from .restore import STATUSES, FilePlan, RestorePlan, inside_roots, path_entries, plan_restore, unified_diff
 from .snapshots import SnapshotStore, data_dir
 
@@ -36,7 +36,7 @@ __all__ = [
     "path_entries",
     "plan_restore",
     "recover",
-    "replay",
+    "replay_entries",
     "undo_last",
     "unified_diff",
 ]

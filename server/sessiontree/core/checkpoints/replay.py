@@ -36,7 +36,7 @@ from . import patches
 from .shell import reads_only
 from .textedit import EditFailed, apply_claude_edits, apply_pi_edits
 
-__all__ = ["FileState", "Replay", "replay"]
+__all__ = ["FileState", "Replay", "replay_entries", "whole_read"]
 
 KNOWN = "known"
 ABSENT = "absent"
@@ -84,6 +84,9 @@ class Replay:
         """``(pos, path)`` of every write or edit applied (failed calls left out)."""
         self.commands: list[tuple[int, str | None, str]] = []
         """``(pos, entry_id, command)`` of the commands that may have written files."""
+        self.checks: list[tuple[int, str, bool, str]] = []
+        """``(pos, path, agreed, how)``: each time evidence (a read, a result's whole file)
+        met replayed content: whether they agreed. A disagreement is a change no call shows."""
 
     # -- queries ---------------------------------------------------------------------------
     def state_at(self, path: str, pos: int) -> FileState:
@@ -140,6 +143,8 @@ class Replay:
         have changed it (a command, a call whose outcome is not known, the session's start)."""
         q = pos - 1
         cur = self.state_at(path, q)
+        if cur.known:
+            self.checks.append((q, path, cur.status == state.status and cur.content == state.content, cur.how))
         if cur.status == state.status and cur.content == state.content:
             return
         tl = self._files.setdefault(path, _Timeline())
@@ -186,8 +191,9 @@ def _codex_ok(text: str | None) -> bool:
 
 
 class _Replayer:
-    def __init__(self, cwd: str | None, snapshots: Snapshots, claude_history: str | None) -> None:
+    def __init__(self, cwd: str | None, snapshots: Snapshots, claude_history: str | None, reads: bool) -> None:
         self.cwd = cwd
+        self.reads = reads
         self.snaps = snapshots
         self.claude_history = claude_history
         self.r = Replay()
@@ -234,7 +240,8 @@ class _Replayer:
         if failed:
             return
         if name in READ_TOOLS:
-            self._read(pos, eid, args, msg, details)
+            if self.reads:
+                self._read(pos, eid, args, msg, details)
             return
         effects = effects_of_call(name, args, eid, None, cap=False)
         changed: list[str] = []
@@ -409,32 +416,11 @@ class _Replayer:
         return out
 
     def _read(
-        self,
-        pos: int,
-        eid: str | None,
-        args: Mapping[str, Any],
-        msg: Mapping[str, Any],
-        details: Mapping[str, Any],
+        self, pos: int, eid: str | None, args: Mapping[str, Any], msg: Mapping[str, Any], details: Mapping[str, Any]
     ) -> None:
-        file = details.get("file")
-        if isinstance(file, Mapping):
-            # Claude Code's Read: whole when it starts at line 1 and shows every line
-            content, p = _str(file.get("content")), _str(file.get("filePath"))
-            if content is None or p is None or file.get("startLine", 1) != 1:
-                return
-            if file.get("numLines") != file.get("totalLines"):
-                return
-            self.r._evidence(self.path(p), pos + 1, FileState(KNOWN, content, "read", eid))
-            return
-        p = _str(args.get("path")) or _str(args.get("file_path"))
-        if p is None or args.get("offset") is not None or args.get("limit") is not None:
-            return
-        if details and (details.get("truncation") is not None or details.get("isDirectory")):
-            return
-        text = _text_of(msg.get("content"))
-        if text is None or details.get("meta") is not None or "resolvedPath" in details:
-            return  # oh-my-pi's read shows lines with anchors: not the file's bytes
-        self.r._evidence(self.path(p), pos + 1, FileState(KNOWN, text, "read", eid))
+        seen = whole_read(args, msg)
+        if seen is not None:
+            self.r._evidence(self.path(seen[0]), pos + 1, FileState(KNOWN, seen[1], "read", eid))
 
     def _claude_backups(self, pos: int, data: Any) -> None:
         if not isinstance(data, Mapping) or self.claude_history is None:
@@ -456,14 +442,44 @@ class _Replayer:
             self.r._evidence(self.path(rel), pos + 1, FileState(KNOWN, content, "Claude Code backup", None))
 
 
-def replay(
+def whole_read(args: Mapping[str, Any], msg: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(path, text)`` when a read call's result shows the whole file as its bytes are: pi's
+    read without ``offset``/``limit`` and not cut (no ``details.truncation``), Claude Code's
+    Read from line 1 showing every line; oh-my-pi's read (lines shown with anchors) never."""
+    if msg.get("isError") is True:
+        return None
+    details = msg.get("details") if isinstance(msg.get("details"), Mapping) else {}
+    assert isinstance(details, Mapping)
+    file = details.get("file")
+    if isinstance(file, Mapping):
+        content, p = _str(file.get("content")), _str(file.get("filePath"))
+        if content is None or p is None or file.get("startLine", 1) != 1:
+            return None
+        if file.get("numLines") != file.get("totalLines"):
+            return None
+        return p, content
+    p = _str(args.get("path")) or _str(args.get("file_path"))
+    if p is None or args.get("offset") is not None or args.get("limit") is not None:
+        return None
+    if details and (details.get("truncation") is not None or details.get("isDirectory")):
+        return None
+    if details.get("meta") is not None or "resolvedPath" in details:
+        return None
+    text = _text_of(msg.get("content"))
+    return (p, text) if text is not None else None
+
+
+def replay_entries(
     entries: Iterable[tuple[int, Mapping[str, Any]]],
     cwd: str | None = None,
     snapshots: Snapshots | None = None,
     claude_history: str | None = None,
+    *,
+    reads: bool = True,
 ) -> Replay:
-    """Replay ``(pos, entry)`` pairs of one path, in path order."""
-    rp = _Replayer(cwd, snapshots or {}, claude_history)
+    """Replay ``(pos, entry)`` pairs of one path, in path order (``reads=False``: whole
+    reads are not taken as evidence, to check the replay against them)."""
+    rp = _Replayer(cwd, snapshots or {}, claude_history, reads)
     for pos, e in entries:
         rp.entry(pos, e)
     return rp.r

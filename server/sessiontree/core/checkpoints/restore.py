@@ -292,8 +292,8 @@ def plan_restore(
             break
         common += 1
     anc = common - 1
-    base_rp = rp.replay(base_entries, cwd, snaps, claude_history)
-    target_rp = rp.replay(target_entries, cwd, snaps, claude_history)
+    base_rp = rp.replay_entries(base_entries, cwd, snaps, claude_history)
+    target_rp = rp.replay_entries(target_entries, cwd, snaps, claude_history)
     paths = base_rp.touched_between(anc, len(base_ids)) | target_rp.touched_between(anc, len(target_ids))
     if only is not None:
         wanted = {tool_path(p, cwd) for p in only}

@@ -8,7 +8,8 @@ original, not one after the other. The replacements are spliced into the origina
 untouched lines keep their line endings (a fuzzy match rewrites the lines it touches from the
 normalized text). An edit that changes nothing fails. Claude Code's Edit: ``old_string`` must
 occur (exactly once unless ``replace_all``); an empty one on an empty file writes
-``new_string``.
+``new_string``; an empty ``new_string`` takes the line break after ``old_string`` with it
+(when ``old_string`` does not end with one and is followed by one).
 
 JavaScript indexes strings in UTF-16 code units and Python in code points; every operation
 here (find, count, slice, replace) is the same in either unit, so offsets never cross.
@@ -205,5 +206,7 @@ def apply_claude_edits(raw: str, edits: Sequence[tuple[str, str, bool]]) -> str:
             raise EditFailed("old_string not found")
         if n > 1 and not every:
             raise EditFailed("old_string not unique")
+        if new == "" and not old.endswith("\n") and old + "\n" in text:
+            old += "\n"
         text = text.replace(old, new) if every else text.replace(old, new, 1)
     return text

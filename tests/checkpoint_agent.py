@@ -14,7 +14,6 @@ import subprocess
 from typing import Any
 
 import orjson
-
 from sessiontree.core.checkpoints.textedit import EditFailed, apply_pi_edits
 
 _USAGE = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2, "cost": {"total": 0}}
