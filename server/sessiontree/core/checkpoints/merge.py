@@ -92,4 +92,15 @@ def merge3(base: str, ours: str, theirs: str, markers: Sequence[str] = MARKERS) 
                 out.append(f">>>>>>> {markers[2]}\n")
         out.extend(z[zs:ze])
         iz, ia, ib = ze, ae, be
+    if any(not piece.endswith("\n") for piece in out[:-1]):
+        # a side's unterminated last line would run into the next line: no clean merge
+        return _whole_conflict(base, ours, theirs, markers)
     return MergeResult("".join(out), conflicts)
+
+
+def _whole_conflict(base: str, ours: str, theirs: str, markers: Sequence[str]) -> MergeResult:
+    text = (
+        f"<<<<<<< {markers[0]}\n{_block([ours])}||||||| {markers[1]}\n{_block([base])}"
+        f"=======\n{_block([theirs])}>>>>>>> {markers[2]}\n"
+    )
+    return MergeResult(text, 1)

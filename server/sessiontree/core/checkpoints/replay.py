@@ -144,7 +144,9 @@ class Replay:
         q = pos - 1
         cur = self.state_at(path, q)
         if cur.known:
-            self.checks.append((q, path, cur.status == state.status and cur.content == state.content, cur.how))
+            self.checks.append(
+                (q, path, cur.status == state.status and cur.content == state.content, cur.how)
+            )
         if cur.status == state.status and cur.content == state.content:
             return
         tl = self._files.setdefault(path, _Timeline())
@@ -191,7 +193,9 @@ def _codex_ok(text: str | None) -> bool:
 
 
 class _Replayer:
-    def __init__(self, cwd: str | None, snapshots: Snapshots, claude_history: str | None, reads: bool) -> None:
+    def __init__(
+        self, cwd: str | None, snapshots: Snapshots, claude_history: str | None, reads: bool
+    ) -> None:
         self.cwd = cwd
         self.reads = reads
         self.snaps = snapshots
@@ -416,7 +420,12 @@ class _Replayer:
         return out
 
     def _read(
-        self, pos: int, eid: str | None, args: Mapping[str, Any], msg: Mapping[str, Any], details: Mapping[str, Any]
+        self,
+        pos: int,
+        eid: str | None,
+        args: Mapping[str, Any],
+        msg: Mapping[str, Any],
+        details: Mapping[str, Any],
     ) -> None:
         seen = whole_read(args, msg)
         if seen is not None:
