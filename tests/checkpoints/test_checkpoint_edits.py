@@ -7,7 +7,6 @@ The pi cases follow pi 1.6's edit tool (`core/tools/edit.js`, `edit-diff.js` in
 from __future__ import annotations
 
 import pytest
-
 from sessiontree.core.checkpoints.patches import apply_numbered_diff, apply_update, parse_patch
 from sessiontree.core.checkpoints.textedit import EditFailed, apply_claude_edits, apply_pi_edits
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from sessiontree.core.checkpoints.merge import merge3
 
 # few distinct lines, so that the sides share lines and the matcher has work to do

@@ -5,11 +5,10 @@ they agree, except where the session itself shows the file changed outside its c
 from __future__ import annotations
 
 import pytest
-from shared_data import real_corpus_file
-
 from sessiontree.core.checkpoints.replay import replay_entries
 from sessiontree.core.checkpoints.restore import path_entries
 from sessiontree.core.session.manager import SessionManager
+from shared_data import real_corpus_file
 
 FIXTURES = [
     "pimono-large-session.jsonl",

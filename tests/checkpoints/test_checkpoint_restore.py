@@ -16,7 +16,6 @@ from pathlib import Path
 import orjson
 import pytest
 from checkpoint_agent import Agent, git_repo, git_status
-
 from sessiontree.core.checkpoints import SnapshotStore, apply_plan, files_at, plan_restore, recover, undo_last
 from sessiontree.core.errors import ConflictError
 from sessiontree.core.session.manager import SessionManager
