@@ -52,18 +52,15 @@ class Agent:
         self.cwd = cwd
         self.leaf: str | None = None
         self._n = itertools.count(1)
-        self._lines: list[bytes] = [
-            orjson.dumps(
-                {
-                    "type": "session",
-                    "version": 3,
-                    "id": "s1",
-                    "timestamp": "2026-01-01T00:00:00.000Z",
-                    "cwd": cwd,
-                }
-            )
-        ]
-        self._flush()
+        header = {
+            "type": "session",
+            "version": 3,
+            "id": "s1",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "cwd": cwd,
+        }
+        with open(self.session, "wb") as f:
+            f.write(orjson.dumps(header) + b"\n")
 
     def _id(self) -> str:
         return f"e{next(self._n):04d}"
@@ -71,25 +68,18 @@ class Agent:
     def _ts(self) -> str:
         return "2026-01-01T00:00:00.000Z"
 
-    def _flush(self) -> None:
-        with open(self.session, "wb") as f:
-            f.write(b"\n".join(self._lines) + b"\n")
-
     def _entry(self, message: dict[str, Any]) -> str:
         eid = self._id()
-        self._lines.append(
-            orjson.dumps(
-                {
-                    "type": "message",
-                    "id": eid,
-                    "parentId": self.leaf,
-                    "timestamp": self._ts(),
-                    "message": message,
-                }
-            )
-        )
+        line = {
+            "type": "message",
+            "id": eid,
+            "parentId": self.leaf,
+            "timestamp": self._ts(),
+            "message": message,
+        }
+        with open(self.session, "ab") as f:  # appended line by line, as pi does
+            f.write(orjson.dumps(line) + b"\n")
         self.leaf = eid
-        self._flush()
         return eid
 
     def at(self, entry_id: str | None) -> Agent:

@@ -6,15 +6,26 @@
 (which commands only read), `snapshots.py` (the content-addressed store: the daemon's
 snapshots and the restores' backups), `merge.py` (the three-way merge), `restore.py` (the
 plan: which files, their status and diff), `apply.py` (writing it: re-check, backups,
-journal, undo, crash recovery), `atomic.py` (one file written atomically).
+journal, undo, crash recovery), `capture.py` (the daemon's snapshots of a live session's
+files), `atomic.py` (one file written atomically).
 """
 
 from __future__ import annotations
 
 from .apply import Applied, RestoreRecord, apply_plan, files_at, last_restore, recover, undo_last
+from .capture import capture_appended
 from .merge import MergeResult, merge3
 from .replay import FileState, Replay, replay_entries
-from .restore import STATUSES, FilePlan, RestorePlan, inside_roots, path_entries, plan_restore, unified_diff
+from .restore import (
+    STATUSES,
+    FilePlan,
+    RestorePlan,
+    inside_roots,
+    never_written,
+    path_entries,
+    plan_restore,
+    unified_diff,
+)
 from .snapshots import SnapshotStore, data_dir
 
 __all__ = [
@@ -28,11 +39,13 @@ __all__ = [
     "RestoreRecord",
     "SnapshotStore",
     "apply_plan",
+    "capture_appended",
     "data_dir",
     "files_at",
     "inside_roots",
     "last_restore",
     "merge3",
+    "never_written",
     "path_entries",
     "plan_restore",
     "recover",

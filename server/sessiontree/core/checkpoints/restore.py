@@ -25,17 +25,20 @@ from typing import Any
 
 import orjson
 
+from .. import paths
 from ..compare.effects import tool_path
 from ..errors import EntryNotFoundError
+from ..sources.foreign import claude_root, codex_root
 from . import replay as rp
 from .merge import merge3
-from .snapshots import SnapshotStore, sha256
+from .snapshots import SnapshotStore, data_dir, sha256
 
 __all__ = [
     "STATUSES",
     "FilePlan",
     "RestorePlan",
     "inside_roots",
+    "never_written",
     "path_entries",
     "plan_restore",
     "unified_diff",
@@ -105,6 +108,15 @@ class RestorePlan:
             [(f.path, f.status, f.hash_before, f.hash_after) for f in self.files],
         ]
         return sha256(orjson.dumps(parts))[:32]
+
+
+def never_written(agent_dir: str | None = None) -> list[str]:
+    """Directories a restore never writes into, whatever the roots: the agents' own (pi's
+    agent dir, Claude Code's and Codex's homes) and sessiontree's data and state."""
+    agent = agent_dir or paths.get_agent_dir()
+    dirs = [agent, paths.sessions_root(agent), os.path.dirname(claude_root()), os.path.dirname(codex_root())]
+    dirs.append(data_dir())
+    return dirs
 
 
 def _real(path: str) -> str:
