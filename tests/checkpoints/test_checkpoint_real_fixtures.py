@@ -5,8 +5,8 @@ they agree, except where the session itself shows the file changed outside its c
 from __future__ import annotations
 
 import pytest
+from sessiontree.core.checkpoints.events import path_events
 from sessiontree.core.checkpoints.replay import replay_entries
-from sessiontree.core.checkpoints.restore import path_entries
 from sessiontree.core.session.manager import SessionManager
 from shared_data import real_corpus_file
 
@@ -38,7 +38,7 @@ def _checks(name: str) -> list[tuple[int, str, bool, str]]:
     leaves = [sk.id for sk in m.index.skeletons() if not m.index.children(sk.id)]
     out = []
     for leaf in leaves:
-        _, entries = path_entries(m, leaf)
+        _, entries = path_events(m, leaf)
         out.extend(replay_entries(entries, cwd).checks)
     return out
 

@@ -3,7 +3,7 @@
 
 `replay.py` (a file's state at a node, from the session's own calls and results),
 `textedit.py` and `patches.py` (the agents' edits applied as they apply them), `shell.py`
-(which commands only read), `snapshots.py` (the content-addressed store: the daemon's
+(which commands only read), `events.py` (the entries a replay reads, read once per session), `snapshots.py` (the content-addressed store: the daemon's
 snapshots and the restores' backups), `merge.py` (the three-way merge), `restore.py` (the
 plan: which files, their status and diff), `apply.py` (writing it: re-check, backups,
 journal, undo, crash recovery), `capture.py` (the daemon's snapshots of a live session's
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .apply import Applied, RestoreRecord, apply_plan, files_at, last_restore, recover, undo_last
 from .capture import capture_appended
+from .events import path_events
 from .merge import MergeResult, merge3
 from .replay import FileState, Replay, replay_entries
 from .restore import (
@@ -22,7 +23,6 @@ from .restore import (
     RestorePlan,
     inside_roots,
     never_written,
-    path_entries,
     plan_restore,
     unified_diff,
 )
@@ -46,7 +46,7 @@ __all__ = [
     "last_restore",
     "merge3",
     "never_written",
-    "path_entries",
+    "path_events",
     "plan_restore",
     "recover",
     "replay_entries",

@@ -36,7 +36,7 @@ from . import patches
 from .shell import reads_only
 from .textedit import EditFailed, apply_claude_edits, apply_pi_edits
 
-__all__ = ["FileState", "Replay", "replay_entries", "whole_read"]
+__all__ = ["FileState", "Replay", "changed_files", "replay_entries", "whole_read"]
 
 KNOWN = "known"
 ABSENT = "absent"
@@ -194,10 +194,16 @@ def _codex_ok(text: str | None) -> bool:
 
 class _Replayer:
     def __init__(
-        self, cwd: str | None, snapshots: Snapshots, claude_history: str | None, reads: bool
+        self,
+        cwd: str | None,
+        snapshots: Snapshots,
+        claude_history: str | None,
+        reads: bool,
+        only: set[str] | None,
     ) -> None:
         self.cwd = cwd
         self.reads = reads
+        self.only = only
         self.snaps = snapshots
         self.claude_history = claude_history
         self.r = Replay()
@@ -255,7 +261,8 @@ class _Replayer:
             for eff in effects:
                 path = self.path(eff.path)
                 changed.append(path)
-                self._effect(pos, eid, path, eff.kind, eff.hunks, details, eff.tool)
+                if self.only is None or path in self.only:
+                    self._effect(pos, eid, path, eff.kind, eff.hunks, details, eff.tool)
         for path in changed:
             self.r.touched.append((pos, path))
             if eid is not None and (eid, path) in self.snaps:
@@ -427,6 +434,15 @@ class _Replayer:
         msg: Mapping[str, Any],
         details: Mapping[str, Any],
     ) -> None:
+        if self.only is not None:
+            file = details.get("file")
+            named = (
+                file.get("filePath")
+                if isinstance(file, Mapping)
+                else args.get("path") or args.get("file_path")
+            )
+            if not isinstance(named, str) or self.path(named) not in self.only:
+                return  # a file this replay is not asked about
         seen = whole_read(args, msg)
         if seen is not None:
             self.r._evidence(self.path(seen[0]), pos + 1, FileState(KNOWN, seen[1], "read", eid))
@@ -478,6 +494,30 @@ def whole_read(args: Mapping[str, Any], msg: Mapping[str, Any]) -> tuple[str, st
     return (p, text) if text is not None else None
 
 
+def changed_files(entries: Iterable[tuple[int, Mapping[str, Any]]], after: int, cwd: str | None) -> set[str]:
+    """The files that write and edit calls whose results lie after position ``after`` changed
+    (failed calls left out): what a restore between two nodes has to look at."""
+    calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    out: set[str] = set()
+    for pos, e in entries:
+        msg = e.get("message")
+        if not isinstance(msg, Mapping):
+            continue
+        role = msg.get("role")
+        if role == "assistant":
+            for call in calls_of(e):
+                cid, name, args = call.get("id"), call.get("name"), call.get("arguments")
+                if isinstance(cid, str) and isinstance(name, str) and isinstance(args, Mapping):
+                    calls[cid] = (name, args)
+        elif role == "toolResult" and pos > after and msg.get("isError") is not True:
+            found = calls.get(msg.get("toolCallId"))  # type: ignore[arg-type]
+            if found is not None and found[0] not in BASH_TOOLS and found[0] not in READ_TOOLS:
+                out.update(
+                    tool_path(eff.path, cwd) for eff in effects_of_call(found[0], found[1], None, None)
+                )
+    return out
+
+
 def replay_entries(
     entries: Iterable[tuple[int, Mapping[str, Any]]],
     cwd: str | None = None,
@@ -485,10 +525,12 @@ def replay_entries(
     claude_history: str | None = None,
     *,
     reads: bool = True,
+    only: set[str] | None = None,
 ) -> Replay:
     """Replay ``(pos, entry)`` pairs of one path, in path order (``reads=False``: whole
-    reads are not taken as evidence, to check the replay against them)."""
-    rp = _Replayer(cwd, snapshots or {}, claude_history, reads)
+    reads are not taken as evidence, to check the replay against them; ``only``: the states
+    of those files only, the others' calls skipped, though `touched` names them all)."""
+    rp = _Replayer(cwd, snapshots or {}, claude_history, reads, only)
     for pos, e in entries:
         rp.entry(pos, e)
     return rp.r

@@ -30,6 +30,7 @@ from ..compare.effects import tool_path
 from ..errors import EntryNotFoundError
 from ..sources.foreign import claude_root, codex_root
 from . import replay as rp
+from .events import path_events
 from .merge import merge3
 from .snapshots import SnapshotStore, data_dir, sha256
 
@@ -39,7 +40,6 @@ __all__ = [
     "RestorePlan",
     "inside_roots",
     "never_written",
-    "path_entries",
     "plan_restore",
     "unified_diff",
 ]
@@ -141,22 +141,6 @@ def inside_roots(path: str, roots: Sequence[str], excluded: Sequence[str] = ()) 
         if _within(real, r) and real != r:
             return real, r
     return None
-
-
-def path_entries(manager: Any, node_id: str | None) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
-    """The ids of the path root → ``node_id`` and its entries the replay reads, with their
-    positions on it (only calls, results, commands and Claude Code's backups are read)."""
-    index = manager.index
-    sks = index.path_skeletons(node_id) if node_id is not None else []
-    wanted = []
-    for pos, sk in enumerate(sks):
-        if sk.type == "message":
-            if sk.call_ids or sk.role in ("toolResult", "bashExecution"):
-                wanted.append((pos, sk))
-        elif sk.type == "custom" and sk.custom_type == "claude:file-history-snapshot":
-            wanted.append((pos, sk))
-    entries = index.entries_bulk([sk for _, sk in wanted]) if wanted else []
-    return [sk.id for sk in sks], [(pos, e) for (pos, _), e in zip(wanted, entries, strict=True)]
 
 
 def _lines(text: str) -> list[str]:
@@ -296,20 +280,22 @@ def plan_restore(
     snaps: Mapping[tuple[str, str], str | None] = (
         store.contents(session_file) if store and session_file else {}
     )
-    base_ids, base_entries = path_entries(manager, base_id)
-    target_ids, target_entries = path_entries(manager, target_id)
+    base_ids, base_entries = path_events(manager, base_id)
+    target_ids, target_entries = path_events(manager, target_id)
     common = 0
     for a, b in zip(base_ids, target_ids, strict=False):
         if a != b:
             break
         common += 1
     anc = common - 1
-    base_rp = rp.replay_entries(base_entries, cwd, snaps, claude_history)
-    target_rp = rp.replay_entries(target_entries, cwd, snaps, claude_history)
-    paths = base_rp.touched_between(anc, len(base_ids)) | target_rp.touched_between(anc, len(target_ids))
+    # which files: those the calls changed on either side of the ancestor (a first pass that
+    # computes no file's state), then the states of those files only
+    paths = rp.changed_files(base_entries, anc, cwd) | rp.changed_files(target_entries, anc, cwd)
     if only is not None:
         wanted = {tool_path(p, cwd) for p in only}
         paths &= wanted
+    base_rp = rp.replay_entries(base_entries, cwd, snaps, claude_history, only=paths)
+    target_rp = rp.replay_entries(target_entries, cwd, snaps, claude_history, only=paths)
     files: list[FilePlan] = []
     for path in sorted(paths):
         where = inside_roots(path, roots, excluded)

@@ -14,6 +14,7 @@ the same effects uncapped (``effects_of_call(..., cap=False)``).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -215,6 +216,7 @@ def effects_of_call(
     return [eff]
 
 
+@functools.lru_cache(maxsize=8192)
 def tool_path(path: str, cwd: str | None) -> str:
     """The file a tool's path argument names, as pi resolves it: ``@`` and ``~`` expanded,
     relative to ``cwd``, normalized (no symlinks resolved: the session's words, not the disk's)."""
