@@ -33,7 +33,7 @@ EXPLAINED = {("pimono-large-session.jsonl", "user-message-selector.ts")}
 
 
 def _checks(name: str) -> list[tuple[int, str, bool, str]]:
-    m = SessionManager.open(str(real_corpus_file(name)))
+    m = SessionManager.open(str(real_corpus_file(name)), read_only=True)
     cwd = m.get_cwd()
     leaves = [sk.id for sk in m.index.skeletons() if not m.index.children(sk.id)]
     out = []

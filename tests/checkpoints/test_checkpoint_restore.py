@@ -61,7 +61,7 @@ def _two_branches(agent: Agent, store: SnapshotStore) -> tuple[str, str, str]:
 
 
 def _open(agent: Agent, leaf: str | None = None) -> SessionManager:
-    m = SessionManager.open(agent.session)
+    m = SessionManager.open(agent.session, read_only=True)
     if leaf:
         m.branch(leaf)
     return m
@@ -249,7 +249,7 @@ _CRASH = textwrap.dedent(
 
     session, target, ws, data = sys.argv[1:5]
     store = SnapshotStore(data)
-    plan = plan_restore(SessionManager.open(session), target, [ws], store=store)
+    plan = plan_restore(SessionManager.open(session, read_only=True), target, [ws], store=store)
 
     def die(i):
         if i == 1:  # two files written, the others not yet

@@ -161,7 +161,10 @@ async def test_the_live_follower_snapshots_what_the_agent_writes(
     assert "-repo v3\n+repo v2\n" in readme["diff"]
     # without those snapshots the session alone knows neither
     alone = plan_restore(
-        SessionManager.open(agent.session), target, [ws], store=SnapshotStore(str(cworld.root / "empty"))
+        SessionManager.open(agent.session, read_only=True),
+        target,
+        [ws],
+        store=SnapshotStore(str(cworld.root / "empty")),
     )
     assert [(f.status, f.target) for f in alone.files] == [
         ("unknown", "unknown: edited while its content was not known")

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from ..errors import ConflictError
-from .atomic import NEW_FILE_MODE, fsync_dir, tmp_prefix, write_atomic
+from .atomic import NEW_FILE_MODE, fsync_dir, fsync_dirs, prepare_many, tmp_prefix, write_atomic
 from .restore import FilePlan, RestorePlan, inside_roots, unified_diff
 from .snapshots import SnapshotStore, sha256
 
@@ -118,22 +118,6 @@ def _mode(real: str) -> int:
         return NEW_FILE_MODE
 
 
-def _write(real: str, data: bytes | None, root_check: Callable[[str], bool]) -> None:
-    if not root_check(real):
-        raise ConflictError(f"{real} no longer resolves inside the workspace; nothing more written")
-    if data is None:
-        try:
-            os.unlink(real)
-        except FileNotFoundError:
-            return
-        fsync_dir(os.path.dirname(real))
-        return
-    os.makedirs(os.path.dirname(real), exist_ok=True)
-    if not root_check(real):
-        raise ConflictError(f"{real} no longer resolves inside the workspace; nothing more written")
-    write_atomic(real, data, _mode(real))
-
-
 def apply_plan(
     plan: RestorePlan,
     store: SnapshotStore,
@@ -168,13 +152,9 @@ def apply_plan(
         "applying",
         time.time(),
     )
+    befores = [_read(f.real) for f in todo]  # type: ignore[arg-type]
+    store.put_many([b for b in befores if b is not None] + [f.new for f in todo if f.new is not None])
     for f in todo:
-        assert f.real is not None
-        before = _read(f.real)
-        if before is not None:
-            store.put(before)
-        if f.new is not None:
-            store.put(f.new)
         rec.files.append(
             {
                 "path": f.path,
@@ -212,10 +192,35 @@ def _run(
         found = inside_roots(real, real_roots, excluded)
         return found is not None and found[0] == os.path.realpath(real)
 
-    for i, (f, data) in enumerate(zip(rec.files, todo_bytes, strict=True)):
-        _write(f["real"], data, check)
-        if after_each is not None:
-            after_each(i)
+    # every new content durable beside its file first, then one rename (or unlink) a file
+    for f, data in zip(rec.files, todo_bytes, strict=True):
+        if data is not None and check(f["real"]):
+            os.makedirs(os.path.dirname(f["real"]), exist_ok=True)
+    writes = [
+        (f["real"], d, _mode(f["real"])) for f, d in zip(rec.files, todo_bytes, strict=True) if d is not None
+    ]
+    temps = iter(prepare_many(writes))
+    try:
+        for i, (f, data) in enumerate(zip(rec.files, todo_bytes, strict=True)):
+            real = f["real"]
+            if not check(real):
+                raise ConflictError(f"{real} no longer resolves inside the workspace; nothing more written")
+            if data is None:
+                try:
+                    os.unlink(real)
+                except FileNotFoundError:
+                    pass
+            else:
+                os.replace(next(temps), real)
+            if after_each is not None:
+                after_each(i)
+    finally:
+        for tmp in temps:  # the ones not renamed when a check stopped the loop
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    fsync_dirs([os.path.dirname(f["real"]) for f in rec.files])
     rec.state = "done"
     _save(store, rec)
 

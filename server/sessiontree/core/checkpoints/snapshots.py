@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from .atomic import write_atomic
+from .atomic import fsync_dirs, prepare_many, write_atomic
 
 __all__ = ["DATA_DIR_ENV", "SNAPSHOT_MAX_BYTES", "SnapshotStore", "data_dir", "sha256"]
 
@@ -63,6 +63,22 @@ class SnapshotStore:
             os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
             write_atomic(path, data)
         return digest
+
+    def put_many(self, datas: list[bytes]) -> list[str]:
+        """Keep each of ``datas`` (durably, before returning); their hashes."""
+        digests = [sha256(d) for d in datas]
+        todo: dict[str, bytes] = {}
+        for digest, data in zip(digests, datas, strict=True):
+            path = self._blob_path(digest)
+            if digest not in todo and not os.path.exists(path):
+                os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+                todo[digest] = data
+        paths = [self._blob_path(d) for d in todo]
+        temps = prepare_many([(p, data, 0o600) for p, data in zip(paths, todo.values(), strict=True)])
+        for tmp, path in zip(temps, paths, strict=True):
+            os.replace(tmp, path)
+        fsync_dirs([os.path.dirname(p) for p in paths])
+        return digests
 
     def get(self, digest: str) -> bytes | None:
         """The blob, or None when missing or damaged (its hash is checked)."""
