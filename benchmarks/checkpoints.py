@@ -16,6 +16,7 @@ Usage: checkpoints.py [--entries N] [--files N] [--edits N] [--runs N]
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -130,6 +131,7 @@ def main() -> int:
         from sessiontree.core.session import SessionManager
 
         session, ws, target = _make(tmp, args.entries, args.files, args.edits)
+        gc.collect()
         t0 = time.perf_counter()
         mgr = SessionManager.open(str(session), read_only=True)
         t_open = time.perf_counter() - t0
@@ -177,7 +179,11 @@ def main() -> int:
         print("| step | in process | over stdio (session/...) | target |")
         print("|---|---|---|---|")
         print(
-            f"| preview of {args.files} files | {_ms(previews)} | {_ms(d_prev)} (restorePreview) | <= 300 |"
+            f"| first preview (the session's calls read once) | {previews[0] * 1000:.0f} | "
+            f"{d_prev[0] * 1000:.0f} (restorePreview) | |"
+        )
+        print(
+            f"| preview of {args.files} files | {_ms(previews[1:])} | {_ms(d_prev[1:])} (restorePreview) | <= 300 |"
         )
         print(
             f"| apply (plan again, re-check, backups, journal, writes) | {_ms(applies)} | {_ms(d_apply)} (restore) | <= 1000 |"
