@@ -62,6 +62,14 @@ def _fuzzy(text: str) -> str:
     return _SPACES.sub(" ", text)
 
 
+def _count(text: str, sub: str) -> int:
+    """JavaScript's ``text.split(sub).length - 1`` (pi's count): an empty ``sub`` splits
+    between every UTF-16 code unit."""
+    if sub == "":
+        return len(text.encode("utf-16-le")) // 2 - 1
+    return text.count(sub)
+
+
 def _find(content: str, old: str) -> tuple[int, int, bool]:
     i = content.find(old)
     if i != -1:
@@ -178,7 +186,7 @@ def apply_pi_edits(raw: str, edits: Sequence[tuple[str, str]]) -> str:
         i, length, _ = _find(space, o)
         if i == -1:
             raise EditFailed("oldText not found")
-        if _fuzzy(space).count(_fuzzy(o)) > 1:
+        if _count(_fuzzy(space), _fuzzy(o)) > 1:
             raise EditFailed("oldText not unique")
         matched.append(_Match(i, length, n))
     matched.sort(key=lambda r: r.index)
