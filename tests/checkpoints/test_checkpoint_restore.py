@@ -209,6 +209,8 @@ def test_apply_refuses_when_the_disk_changed_since_the_preview(
     hashes = {f.path: f.hash_before for f in preview.files}
     with pytest.raises(ConflictError):
         apply_plan(fresh, store, [ws], expected=hashes)
+    with pytest.raises(ConflictError):  # hashes that leave out a file the restore writes
+        apply_plan(fresh, store, [ws], expected={})
     assert Path(ws, "app.py").read_text().endswith("# later\n")
     assert sorted(os.listdir(os.path.join(store.root, "restores"))) == journals
 

@@ -881,7 +881,7 @@ export interface RestoreParams {
   includeUnknown?: boolean;
   /** The preview's token: refused (-32004) when the files or the session changed since the preview. */
   previewToken?: string;
-  /** Instead of a token: the files' `hashBefore` as previewed; refused (-32004) when one differs on disk, -32005 when a path is outside the workspace folders / allowedRoots. */
+  /** Instead of a token: the files' `hashBefore` as previewed, at least every file the restore writes; refused (-32004) when one differs on disk or a file to write is missing, -32005 when a path is outside the workspace folders / allowedRoots. */
   hashes?: FileHash[];
 }
 

@@ -137,6 +137,9 @@ def apply_plan(
             f = by_path.get(path)
             if f is None or f.hash_before != h:
                 raise ConflictError(f"{path} changed since the preview; preview again")
+        for f in plan.files:
+            if f.writes and f.path not in expected:
+                raise ConflictError(f"{f.display} would be written but was not in the preview; preview again")
     recover(store)
     todo = [f for f in plan.files if f.writes and f.real is not None]
     for f in todo:
