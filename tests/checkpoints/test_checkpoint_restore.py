@@ -295,3 +295,84 @@ def test_a_crash_mid_restore_leaves_every_file_old_or_new_and_the_next_start_rol
     assert left == []
     assert {n: _read(ws, n) for n in names} == old
     assert not [p for p in os.listdir(ws) if ".sessiontree-" in p]
+
+
+def test_claude_code_backups_tell_a_file_at_a_turns_start(tmp_path: Path) -> None:
+    # a Claude Code transcript (read through its reader) whose Edit result carries no
+    # originalFile: only the file-history backup tells a.txt before the edit
+    ws = git_repo(str(tmp_path / "ws"))
+    Path(ws, "a.txt").write_text("edited by Claude\n")
+    history = tmp_path / "claude" / "file-history"
+    (history / "S1").mkdir(parents=True)
+    (history / "S1" / "b1@v1").write_text("before Claude\n")
+    base = {"sessionId": "S1", "cwd": ws, "version": "2.0.0", "isSidechain": False, "userType": "external"}
+    lines = [
+        {
+            **base,
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "timestamp": "2026-01-01T00:00:01Z",
+            "message": {"role": "user", "content": "go"},
+        },
+        {
+            "type": "file-history-snapshot",
+            "messageId": "u1",
+            "snapshot": {
+                "messageId": "u1",
+                "trackedFileBackups": {"a.txt": {"backupFileName": "b1@v1", "version": 1}},
+            },
+            "isSnapshotUpdate": True,
+        },
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "timestamp": "2026-01-01T00:00:02Z",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Edit",
+                        "input": {
+                            "file_path": os.path.join(ws, "a.txt"),
+                            "old_string": "before",
+                            "new_string": "edited by",
+                        },
+                    }
+                ],
+            },
+        },
+        {
+            **base,
+            "type": "user",
+            "uuid": "u2",
+            "parentUuid": "a1",
+            "timestamp": "2026-01-01T00:00:03Z",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}],
+            },
+            "toolUseResult": {
+                "filePath": os.path.join(ws, "a.txt"),
+                "oldString": "before",
+                "newString": "edited by",
+            },
+        },
+    ]
+    transcript = tmp_path / "claude" / "projects" / "p" / "S1.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text("".join(orjson.dumps(x).decode() + "\n" for x in lines))
+    m = SessionManager.open(str(transcript), read_only=True)
+    store = SnapshotStore(str(tmp_path / "data"))
+    kw = {"store": store, "claude_history": str(history)}
+    plan = plan_restore(m, "u1", [ws], **kw)  # type: ignore[arg-type]
+    assert [(f.display, f.status, f.target) for f in plan.files] == [
+        ("a.txt", "change", "known (Claude Code backup)")
+    ]
+    assert "-edited by Claude\n+before Claude\n" in plan.files[0].diff
+    without = plan_restore(m, "u1", [ws], store=store)
+    assert [f.status for f in without.files] == ["unknown"]

@@ -452,15 +452,14 @@ class _Replayer:
             return
         snap = data.get("snapshot")
         tracked = snap.get("trackedFileBackups") if isinstance(snap, Mapping) else None
-        sid = _str(data.get("sessionId"))
-        if not isinstance(tracked, Mapping) or sid is None:
+        if not isinstance(tracked, Mapping):
             return
         for rel, info in tracked.items():
             name = info.get("backupFileName") if isinstance(info, Mapping) else None
             if not isinstance(rel, str) or not isinstance(name, str) or "/" in name or name.startswith("."):
                 continue
             try:
-                with open(os.path.join(self.claude_history, sid, name), "rb") as f:
+                with open(os.path.join(self.claude_history, name), "rb") as f:
                     content = f.read().decode("utf-8")
             except (OSError, UnicodeDecodeError):
                 continue

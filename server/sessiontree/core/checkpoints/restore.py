@@ -280,6 +280,10 @@ def plan_restore(
     snaps: Mapping[tuple[str, str], str | None] = (
         store.contents(session_file) if store and session_file else {}
     )
+    header = manager.get_header() or {}
+    sid = header.get("id") if isinstance(header, dict) else None
+    # Claude Code keeps a session's backups in <file-history>/<session id>/
+    backups = os.path.join(claude_history, sid) if claude_history and isinstance(sid, str) and sid else None
     base_ids, base_entries = path_events(manager, base_id)
     target_ids, target_entries = path_events(manager, target_id)
     common = 0
@@ -290,19 +294,33 @@ def plan_restore(
     anc = common - 1
     # which files: those the calls changed on either side of the ancestor (a first pass that
     # computes no file's state), then the states of those files only
-    paths = rp.changed_files(base_entries, anc, cwd) | rp.changed_files(target_entries, anc, cwd)
+    on_base_path = anc == len(target_ids) - 1  # the target is the base or one of its ancestors
+    paths = rp.changed_files(base_entries, anc, cwd)
+    if not on_base_path:
+        paths |= rp.changed_files(target_entries, anc, cwd)
     if only is not None:
         wanted = {tool_path(p, cwd) for p in only}
         paths &= wanted
-    base_rp = rp.replay_entries(base_entries, cwd, snaps, claude_history, only=paths)
-    target_rp = rp.replay_entries(target_entries, cwd, snaps, claude_history, only=paths)
+    base_rp = rp.replay_entries(base_entries, cwd, snaps, backups, only=paths)
+    target_rp = (
+        base_rp if on_base_path else rp.replay_entries(target_entries, cwd, snaps, backups, only=paths)
+    )
     files: list[FilePlan] = []
     for path in sorted(paths):
         where = inside_roots(path, roots, excluded)
         display = os.path.relpath(path, where[1]) if where else path
         fp = FilePlan(path, display, "outside-workspace")
-        base = base_rp.state_at(path, len(base_ids) - 1)
-        target = target_rp.state_at(path, len(target_ids) - 1)
+        # a node on the other's path is read from the longer replay: evidence after it (a
+        # later read, a backup, a result's original file) tells it too
+        if on_base_path:
+            target = base_rp.state_at(path, anc)
+            base = base_rp.state_at(path, len(base_ids) - 1)
+        elif anc == len(base_ids) - 1:
+            base = target_rp.state_at(path, anc)
+            target = target_rp.state_at(path, len(target_ids) - 1)
+        else:
+            base = base_rp.state_at(path, len(base_ids) - 1)
+            target = target_rp.state_at(path, len(target_ids) - 1)
         fp.base, fp.target = _how(base), _how(target)
         if where is None:
             fp.reason = "outside the workspace folders"
@@ -329,7 +347,8 @@ def plan_restore(
             fp.diff = unified_diff(disk, text, fp.display)
         files.append(fp)
     commands = [(eid, cmd) for pos, eid, cmd in base_rp.commands if pos > anc]
-    commands += [(eid, cmd) for pos, eid, cmd in target_rp.commands if pos > anc]
+    if not on_base_path:
+        commands += [(eid, cmd) for pos, eid, cmd in target_rp.commands if pos > anc]
     return RestorePlan(
         session_file,
         base_id,
