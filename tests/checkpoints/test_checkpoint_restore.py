@@ -376,3 +376,24 @@ def test_claude_code_backups_tell_a_file_at_a_turns_start(tmp_path: Path) -> Non
     assert "-edited by Claude\n+before Claude\n" in plan.files[0].diff
     without = plan_restore(m, "u1", [ws], store=store)
     assert [f.status for f in without.files] == ["unknown"]
+
+
+def test_the_warm_up_reads_ahead_what_a_first_preview_reads(world: tuple[str, Agent, SnapshotStore]) -> None:
+    from sessiontree.core.checkpoints.events import _cache_of, path_events, warm_events
+
+    _, agent, _ = world
+    agent.user("go")
+    for i in range(6):
+        agent.write(f"f{i}.txt", f"{i}\n")
+        agent.bash("true")
+    m = _open(agent)
+    steps = 1
+    while not warm_events(m, 3):  # three entries of the path a step
+        steps += 1
+    assert steps == 9  # 25 entries on the path
+    cache = _cache_of(m.index)
+    held = dict(cache.events)
+    ids, found = path_events(m, m.get_leaf_id())
+    assert cache.events == held  # nothing more was read
+    assert [e["message"]["role"] for _, e in found].count("toolResult") == 12
+    assert len(ids) == 25

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .apply import Applied, RestoreRecord, apply_plan, files_at, last_restore, recover, undo_last
 from .capture import capture_appended
-from .events import path_events
+from .events import path_events, warm_events
 from .merge import MergeResult, merge3
 from .replay import FileState, Replay, replay_entries
 from .restore import (
@@ -52,4 +52,5 @@ __all__ = [
     "replay_entries",
     "undo_last",
     "unified_diff",
+    "warm_events",
 ]

@@ -20,7 +20,7 @@ from typing import Any
 from ..compare.effects import BASH_TOOLS, EDIT_TOOLS, READ_TOOLS, WRITE_TOOLS
 from ..view.tool_calls import calls_of
 
-__all__ = ["path_events"]
+__all__ = ["path_events", "warm_events"]
 
 _TOOLS = WRITE_TOOLS | EDIT_TOOLS | READ_TOOLS | BASH_TOOLS
 _DETAIL_KEYS = (
@@ -45,6 +45,7 @@ class _Cache:
         self.events: dict[str, dict[str, Any] | None] = {}
         self.calls: dict[str, str] = {}  # call id -> tool name, for the calls that matter
         self.lock = threading.Lock()
+        self.warm: tuple[str | None, list[Any], int] | None = None  # (leaf, its path, done up to)
 
 
 _CACHES: weakref.WeakKeyDictionary[Any, _Cache] = weakref.WeakKeyDictionary()
@@ -90,40 +91,61 @@ def _result(e: Mapping[str, Any], name: str) -> dict[str, Any] | None:
     return {"type": "message", "id": e.get("id"), "message": small}
 
 
+def _fill(index: Any, cache: _Cache, sks: list[Any]) -> None:
+    """Read the entries of ``sks`` (in path order) the cache does not hold yet."""
+    events = cache.events
+    assistants = [sk for sk in sks if sk.call_ids and sk.id not in events]
+    if assistants:
+        for sk, e in zip(assistants, index.entries_bulk(assistants), strict=True):
+            events[sk.id] = _assistant(e, cache)
+    calls = cache.calls
+    wanted = []
+    for sk in sks:
+        if sk.id in events or (sk.type == "message" and sk.role == "assistant"):
+            continue
+        if sk.type == "message":
+            if sk.role == "toolResult":
+                if sk.tool_call_id in calls:
+                    wanted.append(sk)
+                else:
+                    events[sk.id] = None
+            elif sk.role == "bashExecution":
+                wanted.append(sk)
+        elif sk.type == "custom" and sk.custom_type == _BACKUPS:
+            wanted.append(sk)
+    if wanted:
+        for sk, e in zip(wanted, index.entries_bulk(wanted), strict=True):
+            if sk.role == "toolResult":
+                events[sk.id] = _result(e, calls[sk.tool_call_id])
+            else:
+                events[sk.id] = dict(e)
+
+
 def path_events(manager: Any, node_id: str | None) -> tuple[list[str], list[tuple[int, dict[str, Any]]]]:
     """The ids of the path root → ``node_id`` and the (small) entries on it that the replay
-    reads, with their positions on the path."""
+    reads, with their positions on it."""
     index = manager.index
     sks = index.path_skeletons(node_id) if node_id is not None else []
     cache = _cache_of(index)
     with cache.lock:
-        events = cache.events
-        assistants = [sk for sk in sks if sk.call_ids and sk.id not in events]
-        if assistants:
-            for sk, e in zip(assistants, index.entries_bulk(assistants), strict=True):
-                events[sk.id] = _assistant(e, cache)
-        calls = cache.calls
-        wanted = []
-        for sk in sks:
-            if sk.id in events or (sk.type == "message" and sk.role == "assistant"):
-                continue
-            if sk.type == "message":
-                if sk.role == "toolResult":
-                    if sk.tool_call_id in calls:
-                        wanted.append(sk)
-                    else:
-                        events[sk.id] = None
-                elif sk.role == "bashExecution":
-                    wanted.append(sk)
-            elif sk.type == "custom" and sk.custom_type == _BACKUPS:
-                wanted.append(sk)
-        if wanted:
-            for sk, e in zip(wanted, index.entries_bulk(wanted), strict=True):
-                if sk.role == "toolResult":
-                    events[sk.id] = _result(e, calls[sk.tool_call_id])
-                else:
-                    events[sk.id] = dict(e)
+        _fill(index, cache, sks)
         ids = [sk.id for sk in sks]
-        get = events.get
+        get = cache.events.get
         found = [(pos, ev) for pos, i in enumerate(ids) if (ev := get(i)) is not None]
     return ids, found
+
+
+def warm_events(manager: Any, size: int) -> bool:
+    """One step of reading the leaf's path's entries ahead of a first preview (``size``
+    entries of the path a call, for idle time); True when they are all read."""
+    index = manager.index
+    cache = _cache_of(index)
+    leaf = manager.get_leaf_id()
+    with cache.lock:
+        if cache.warm is None or cache.warm[0] != leaf:
+            cache.warm = (leaf, index.path_skeletons(leaf) if leaf is not None else [], 0)
+        _, sks, at = cache.warm
+        _fill(index, cache, sks[at : at + size])
+        at += size
+        cache.warm = (leaf, sks, at) if at < len(sks) else (leaf, [], 0)
+        return at >= len(sks)

@@ -20,6 +20,7 @@ from sessiontree_protocol import types as t
 from sessiontree.core import checkpoints as ck
 from sessiontree.core.errors import AccessDeniedError
 from sessiontree.core.sources.foreign import claude_root
+from sessiontree.core.tuning import bound
 from sessiontree.lsp import errors, mapping
 from sessiontree.lsp.features import navigation
 from sessiontree.lsp.handlers import register
@@ -143,6 +144,29 @@ def capture(ls: SessionTreeServer, manager: Any, entry_ids: list[str]) -> None:
     (the live follower calls it under the session's lock)."""
     if roots(ls):
         ck.capture_appended(store(ls), manager, entry_ids, roots(ls), excluded(ls))
+
+
+#: Sessions up to this many entries have the calls a restore preview reads read in idle time
+#: (`SESSIONTREE_CHECKPOINT_WARM_MAX`): what they keep grows with the session.
+CHECKPOINT_WARM_MAX = 300_000
+
+
+def worth_warming(ls: SessionTreeServer, manager: Any) -> bool:
+    """Whether the warm-up reads ahead what a first restore preview of ``manager`` reads:
+    a session of a workspace folder (its cwd inside one), not too big."""
+    cwd = manager.get_cwd() if hasattr(manager, "get_cwd") else None
+    where = ls.workspace_roots
+    if (
+        not cwd
+        or not where
+        or len(manager.index) > bound("SESSIONTREE_CHECKPOINT_WARM_MAX", CHECKPOINT_WARM_MAX)
+    ):
+        return False
+    real = os.path.realpath(cwd)
+    return any(
+        real == os.path.realpath(r) or real.startswith(os.path.realpath(r).rstrip(os.sep) + os.sep)
+        for r in where
+    )
 
 
 def recover_at_start(ls: SessionTreeServer) -> None:
