@@ -60,6 +60,10 @@ SESSION_OPEN_SHARED: Final = "session/openShared"
 SESSION_SEARCH: Final = "session/search"
 # Rows around a big session's leaf before it is open (docs/preview.md).
 SESSION_PREVIEW: Final = "session/preview"
+# The workspace's files brought to a node (docs/checkpoints.md).
+SESSION_RESTORE_PREVIEW: Final = "session/restorePreview"
+SESSION_RESTORE: Final = "session/restore"
+SESSION_RESTORE_UNDO: Final = "session/restoreUndo"
 
 # Notifications (server to client)
 SESSION_DID_CHANGE: Final = "session/didChange"
@@ -107,6 +111,9 @@ REQUESTS: Final[tuple[str, ...]] = (
     SESSION_OPEN_SHARED,
     SESSION_SEARCH,
     SESSION_PREVIEW,
+    SESSION_RESTORE_PREVIEW,
+    SESSION_RESTORE,
+    SESSION_RESTORE_UNDO,
 )
 
 NOTIFICATIONS: Final[tuple[str, ...]] = (
@@ -129,6 +136,9 @@ ADDITIONS: Final[frozenset[str]] = frozenset(
         SESSION_OPEN_SHARED,
         SESSION_SEARCH,
         SESSION_PREVIEW,
+        SESSION_RESTORE_PREVIEW,
+        SESSION_RESTORE,
+        SESSION_RESTORE_UNDO,
         SESSION_DID_COMPLETE_SEARCH,
     }
 )

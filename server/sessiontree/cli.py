@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "store": "store",
     "sync": "sync",
     "search": "search",
+    "restore": "restore",
 }
 
 

@@ -234,6 +234,7 @@ CORE_ROOMS: dict[str, set[str]] = {
     "graph": {"view", "format", "tuning"},
     "export": {"format", "view", "errors", "ids"},
     "compare": {"format", "view", "errors"},
+    "checkpoints": {"compare", "view", "sources", "errors", "paths"},
     "sync": {"format", "store", "errors", "paths"},
 }
 

@@ -501,6 +501,14 @@ export interface FileChange {
   calls: FileCall[];
 }
 
+/** A file's bytes as a preview showed them. */
+export interface FileHash {
+  /** The file's `path` from the preview. */
+  path: string;
+  /** Its `hashBefore` from the preview (null: no such file). */
+  hashBefore: string | null;
+}
+
 /** Params of `session/forkFrom`. */
 export interface ForkFromParams {
   /** The session file to copy. */
@@ -831,6 +839,124 @@ export interface RedactionFinding {
   entryId: string | null;
   /** The masked secret. */
   preview: string;
+}
+
+/** A command run on the way that may have changed files no call names. */
+export interface RestoreCommand {
+  /** The entry that ran it. */
+  entryId: string | null;
+  /** The command line. */
+  command: string;
+}
+
+/** One file of a restore (or of an undo). */
+export interface RestoreFile {
+  /** The file's absolute path, as the session names it (normalized). */
+  path: string;
+  /** The path relative to its workspace folder (absolute when outside every folder). */
+  displayPath: string;
+  /** What the restore does to it: `change`, `create`, `delete` (written), `unchanged`, `conflict` (your changes and the restore touch the same lines, or the file was changed, created or deleted on disk since; never written), `unknown` (its content at the current node or at the target is not known from the session; written only with `includeUnknown` and a known target), `outside-workspace` (resolves outside the workspace folders / allowedRoots; never written). */
+  status: string;
+  /** A unified diff from the disk to what the restore writes (`--- a/<displayPath>`, `+++ b/<displayPath>`, `/dev/null` for a side that does not exist); for a conflict, to the text with conflict markers (`<<<<<<< disk (your version)`, `||||||| session (current node)`, `=======`, `>>>>>>> restore target`); "" when nothing changes or nothing is known. */
+  diff: string;
+  /** SHA-256 (hex) of the file's bytes on disk now; null: no such file. */
+  hashBefore: string | null;
+  /** SHA-256 (hex) of the bytes the restore writes; null: deleted, or not written. */
+  hashAfter: string | null;
+  /** Why this status (for conflict, unknown, outside-workspace; "" otherwise). */
+  reason: string;
+  /** Conflicting regions (for `conflict`). */
+  conflicts: number;
+  /** How the file's content at the node the workspace is at is known (`known (edit)`, `absent`, `unknown: a command ran since ...`). */
+  base: string;
+  /** How the file's content at the target is known, or why it is not. */
+  target: string;
+}
+
+/** Addition: params of `session/restore`: apply a preview (re-checked against the disk). */
+export interface RestoreParams {
+  /** The session handle. */
+  session: string;
+  /** The node to restore to. */
+  targetId: string;
+  /** Restore the files. */
+  files?: boolean;
+  /** Restore the conversation (`session/navigate` to the target, no summary). */
+  conversation?: boolean;
+  /** As in the preview. */
+  includeUnknown?: boolean;
+  /** The preview's token: refused (-32004) when the files or the session changed since the preview. */
+  previewToken?: string;
+  /** Instead of a token: the files' `hashBefore` as previewed, at least every file the restore writes; refused (-32004) when one differs on disk or a file to write is missing, -32005 when a path is outside the workspace folders / allowedRoots. */
+  hashes?: FileHash[];
+}
+
+/** Addition: params of `session/restorePreview`: what restoring to a node would do; writes nothing. */
+export interface RestorePreviewParams {
+  /** The session handle. */
+  session: string;
+  /** The node to restore to (any branch). */
+  targetId: string;
+  /** Restore the files (the file part of the preview is empty without it). */
+  files?: boolean;
+  /** Restore the conversation too (`session/navigate` to the target). */
+  conversation?: boolean;
+  /** Write files whose state at the current node is not known (the target's content over them, with a backup), and take files no call on the target's path made as absent there. */
+  includeUnknown?: boolean;
+}
+
+/** Addition: result of `session/restorePreview`. */
+export interface RestorePreviewResult {
+  /** The node restored to. */
+  targetId: string;
+  /** The node the workspace's files are taken to be at: the leaf, or the target of the last restore while the leaf has not moved since. */
+  baseId: string | null;
+  /** The common ancestor of base and target. */
+  commonAncestorId: string | null;
+  /** The current leaf. */
+  leafId: string | null;
+  /** The files the agent changed between base and target, by path. */
+  files: RestoreFile[];
+  /** Commands run between base and target (either side of the ancestor) that may have changed files no call names: such files are not in `files`. */
+  commands: RestoreCommand[];
+  /** Whether the conversation part is asked (the leaf moves to the target). */
+  conversation: boolean;
+  /** Pass to `session/restore` to apply exactly this preview. */
+  previewToken: string;
+}
+
+/** Addition: result of `session/restore`. */
+export interface RestoreResult {
+  /** The files written (changed, created, deleted). */
+  written: RestoreFile[];
+  /** The files left as they are, with their status. */
+  skipped: RestoreFile[];
+  /** The restore's id (its journal and backups in sessiontree's data dir); null when nothing was written. */
+  backupId: string | null;
+  /** With `conversation`: the leaf before. */
+  oldLeafId?: string;
+  /** With `conversation`: the leaf after (the target). */
+  newLeafId?: string;
+}
+
+/** Addition: params of `session/restoreUndo`: put back the files of the session's last restore. */
+export interface RestoreUndoParams {
+  /** The session handle. */
+  session: string;
+  /** Only say what the undo would write. */
+  dryRun?: boolean;
+}
+
+/** Addition: result of `session/restoreUndo`. */
+export interface RestoreUndoResult {
+  /** False when there was no restore to undo (or with `dryRun`). */
+  undone: boolean;
+  /** The undone restore's id; null when there was none. */
+  backupId: string | null;
+  /** The files put back (or that would be, with `dryRun`). */
+  written: RestoreFile[];
+  /** The files left: changed since the restore (`conflict`), or whose backup is missing (`unknown`). */
+  skipped: RestoreFile[];
 }
 
 /** One line of the rendered tree (see tree-view-rules.md). */
@@ -1191,6 +1317,9 @@ export interface Requests {
   'session/diff': { params: DiffParams; result: DiffResult };
   'session/openShared': { params: OpenSharedParams; result: OpenResult };
   'session/search': { params: SearchParams; result: SearchResult };
+  'session/restorePreview': { params: RestorePreviewParams; result: RestorePreviewResult };
+  'session/restore': { params: RestoreParams; result: RestoreResult };
+  'session/restoreUndo': { params: RestoreUndoParams; result: RestoreUndoResult };
 }
 
 /** Params of every notification the daemon sends, by method name. */

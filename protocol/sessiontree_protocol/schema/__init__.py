@@ -215,6 +215,9 @@ def render_markdown() -> str:
         t.StoreStatus,
         t.SearchHit,
         t.SearchPathLabel,
+        t.RestoreFile,
+        t.RestoreCommand,
+        t.FileHash,
     ):
         if extra not in classes:
             classes.append(extra)

@@ -53,6 +53,17 @@ from sessiontree_protocol.types.append import (
     TtsrInjectionEntry,
 )
 from sessiontree_protocol.types.base import ABSENT, JSON, Absent, JSONObject, _Absent
+from sessiontree_protocol.types.checkpoints import (
+    FileHash,
+    RestoreCommand,
+    RestoreFile,
+    RestoreParams,
+    RestorePreviewParams,
+    RestorePreviewResult,
+    RestoreResult,
+    RestoreUndoParams,
+    RestoreUndoResult,
+)
 from sessiontree_protocol.types.notifications import (
     DidChangeLabelParams,
     DidChangeListParams,
@@ -193,6 +204,7 @@ __all__ = [
     "ExportResult",
     "FileCall",
     "FileChange",
+    "FileHash",
     "ForkFromParams",
     "ForkResult",
     "GraphParams",
@@ -226,6 +238,14 @@ __all__ = [
     "Recovered",
     "RedactionCount",
     "RedactionFinding",
+    "RestoreCommand",
+    "RestoreFile",
+    "RestoreParams",
+    "RestorePreviewParams",
+    "RestorePreviewResult",
+    "RestoreResult",
+    "RestoreUndoParams",
+    "RestoreUndoResult",
     "Row",
     "SearchHit",
     "SearchParams",
@@ -288,6 +308,9 @@ METHOD_TO_TYPES: Final[dict[str, tuple[type, type | None]]] = {
     m.SESSION_DIFF: (DiffParams, DiffResult),
     m.SESSION_OPEN_SHARED: (OpenSharedParams, OpenResult),
     m.SESSION_SEARCH: (SearchParams, SearchResult),
+    m.SESSION_RESTORE_PREVIEW: (RestorePreviewParams, RestorePreviewResult),
+    m.SESSION_RESTORE: (RestoreParams, RestoreResult),
+    m.SESSION_RESTORE_UNDO: (RestoreUndoParams, RestoreUndoResult),
     # notifications
     m.SESSION_DID_CHANGE: (DidChangeParams, None),
     m.SESSION_DID_NAVIGATE: (DidNavigateParams, None),

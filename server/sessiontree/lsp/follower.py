@@ -4,6 +4,8 @@
 - when its file changes, the manager folds the change in under the session's lock
   (`SessionManager.sync_with_file()`) and the results go to `announce` on the event loop
   (features/watch.py sends them as notifications);
+- the ids another process appended go to `on_appended` first (the checkpoint snapshots of
+  the files the agent's calls changed, docs/checkpoints.md);
 - `*.jsonl` files appearing or vanishing in the sessions root (recursively) or in the
   directory of an open session go to `announce_list` with the project they belong to.
 
@@ -62,8 +64,13 @@ class LiveFollower:
         *,
         force_polling: bool = False,
         guard: PathGuard | None = None,
+        on_appended: Callable[[Any, list[str]], None] | None = None,
     ) -> None:
         self.registry = registry
+        # Called under the session's lock with the ids another process appended: the
+        # checkpoint snapshots of the files the agent's calls just changed
+        # (features/checkpoints.capture).
+        self._on_appended = on_appended
         self._guard = guard
         self._post = post
         self._announce = announce
@@ -184,6 +191,12 @@ class LiveFollower:
             events.clear()
             if fresh is not None and (fresh.appended or fresh.kind is not ChangeKind.UNCHANGED):
                 results.append(fresh)
+            appended = [eid for res in results for eid in res.appended]
+            if appended and self._on_appended is not None:
+                try:
+                    self._on_appended(manager, appended)
+                except Exception:
+                    log.exception("checkpoint snapshots of %s failed", session.path)
             summaries: list[list[Any]] = []
             for res in results:
                 row = []

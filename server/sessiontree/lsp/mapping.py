@@ -344,3 +344,36 @@ def search_result(page: Any, indexed_files: int, index_bytes: int, busy: bool = 
         index_bytes=index_bytes,
         index_busy=True if busy else None,
     )
+
+
+def restore_file(f: Any) -> t.RestoreFile:
+    """A `core.checkpoints.FilePlan` on the wire (the paths and diffs of the user's files:
+    text decoded by the core, lone surrogates shown as U+FFFD)."""
+    return t.RestoreFile(
+        path=scrub_text(f.path),
+        display_path=scrub_text(f.display),
+        status=f.status,
+        diff=scrub_text(f.diff),
+        hash_before=f.hash_before,
+        hash_after=f.hash_after,
+        reason=scrub_text(f.reason),
+        conflicts=f.conflicts,
+        base=scrub_text(f.base),
+        target=scrub_text(f.target),
+    )
+
+
+def restore_preview_result(plan: Any, conversation: bool, files: bool) -> t.RestorePreviewResult:
+    """A `core.checkpoints.RestorePlan` as the answer of `session/restorePreview`."""
+    return t.RestorePreviewResult(
+        target_id=plan.target_id,
+        base_id=plan.base_id,
+        common_ancestor_id=plan.ancestor_id,
+        leaf_id=plan.leaf_id,
+        files=[restore_file(f) for f in plan.files] if files else [],
+        commands=[t.RestoreCommand(entry_id=eid, command=scrub_text(cmd)) for eid, cmd in plan.commands]
+        if files
+        else [],
+        conversation=conversation,
+        preview_token=plan.token,
+    )

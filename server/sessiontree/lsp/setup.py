@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sessiontree.lsp.features import (
     append,
+    checkpoints,
     context,
     doctor,
     labels,
@@ -34,6 +35,7 @@ FEATURES = (
     warm,
     preindex,
     preview,
+    checkpoints,
     pictures,
     shared_store,
     search,

@@ -3,25 +3,48 @@
 Argument names are the pi family's tools: ``write {path, content}``; ``edit {path, oldText,
 newText}`` (pi-mono), ``edit {path, edits: [{oldText, newText}]}`` (later pi; an item may
 carry its own ``path``) and ``edit {path, input}`` (oh-my-pi's patch text); ``bash
-{command}``. Claude-style spellings (``file_path``, ``old_string``/``new_string``) are read
-too. A call whose result is an error is kept and marked failed: it was tried, not applied.
+{command}``. Claude-style spellings (``file_path``, ``old_string``/``new_string``,
+``replace_all``) are read too, and Codex's ``apply_patch {input}`` (the files named by its
+``*** Add/Update/Delete File:`` lines). A call whose result is an error is kept and marked
+failed: it was tried, not applied.
+
+These are the one home of the tool names and argument spellings; `core/checkpoints` replays
+the same effects uncapped (``effects_of_call(..., cap=False)``).
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..view.tool_calls import calls_of
 
-__all__ = ["Command", "FileChange", "FileEffect", "Hunk", "code_effects"]
+__all__ = [
+    "BASH_TOOLS",
+    "READ_TOOLS",
+    "Command",
+    "FileChange",
+    "FileEffect",
+    "Hunk",
+    "code_effects",
+    "effects_of_call",
+    "patch_files",
+    "tool_path",
+]
 
-_WRITE_TOOLS = frozenset({"write", "create", "write_file", "Write"})
-_EDIT_TOOLS = frozenset({"edit", "multiedit", "multi_edit", "str_replace", "edit_file", "Edit", "MultiEdit"})
-_BASH_TOOLS = frozenset({"bash", "shell", "exec", "Bash"})
+WRITE_TOOLS = frozenset({"write", "create", "write_file", "Write"})
+EDIT_TOOLS = frozenset(
+    {"edit", "multiedit", "multi_edit", "str_replace", "edit_file", "Edit", "MultiEdit", "apply_patch"}
+)
+BASH_TOOLS = frozenset({"bash", "shell", "exec", "Bash"})
+READ_TOOLS = frozenset({"read", "Read", "read_file"})
 _CONTENT_MAX = 4000
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.M)
+_HASHLINE_FILE = re.compile(r"^\u00a7(.+?)\s*$", re.M)
 
 
 @dataclass
@@ -30,6 +53,8 @@ class Hunk:
 
     old: str | None
     new: str
+    all: bool = False
+    """Claude's ``replace_all``: every occurrence of ``old``, not exactly one."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -117,6 +142,10 @@ def _first(*values: Any) -> str | None:
     return next((v for v in values if isinstance(v, str)), None)
 
 
+def _same(text: str) -> str:
+    return text
+
+
 def _capped(text: str) -> str:
     return (
         text
@@ -125,16 +154,23 @@ def _capped(text: str) -> str:
     )
 
 
-def _effects_of_call(
-    name: str, args: Mapping[str, Any], eid: str | None, cid: str | None
+def patch_files(patch: str) -> list[str]:
+    """The files a patch text names: Codex's ``*** Update File: p`` lines, oh-my-pi's ``§p``."""
+    return _PATCH_FILE.findall(patch) or _HASHLINE_FILE.findall(patch)
+
+
+def effects_of_call(
+    name: str, args: Mapping[str, Any], eid: str | None, cid: str | None, *, cap: bool = True
 ) -> list[FileEffect]:
+    """The file effects one tool call asks for (texts cut to a few KB unless ``cap=False``)."""
+    _capped_ = _capped if cap else _same
     path = _first(args.get("path"), args.get("file_path"), args.get("filePath"))
-    if name in _WRITE_TOOLS:
+    if name in WRITE_TOOLS:
         if path is None:
             return []
         content = _str(args.get("content")) or ""
-        return [FileEffect(path, "write", eid, cid, name, [Hunk(None, _capped(content))])]
-    if name not in _EDIT_TOOLS:
+        return [FileEffect(path, "write", eid, cid, name, [Hunk(None, _capped_(content))])]
+    if name not in EDIT_TOOLS:
         return []
     out: list[FileEffect] = []
     edits = args.get("edits")
@@ -152,24 +188,48 @@ def _effects_of_call(
                 out.append(eff)
             old = _first(item.get("oldText"), item.get("old_string"))
             new = _first(item.get("newText"), item.get("new_string")) or ""
-            eff.hunks.append(Hunk(_capped(old) if old is not None else None, _capped(new)))
+            eff.hunks.append(
+                Hunk(
+                    _capped_(old) if old is not None else None, _capped_(new), item.get("replace_all") is True
+                )
+            )
         return out
+    patch = _str(args.get("input"))
     if path is None:
-        return []
+        if patch is None:
+            return []
+        # A patch names its own files (Codex's apply_patch, oh-my-pi's hashline input).
+        return [FileEffect(p, "edit", eid, cid, name, patch=_capped_(patch)) for p in patch_files(patch)]
     eff = FileEffect(path, "edit", eid, cid, name)
     old_text = _first(args.get("oldText"), args.get("old_string"))
     new_text = _first(args.get("newText"), args.get("new_string"))
     if old_text is not None or new_text is not None:
-        eff.hunks.append(Hunk(_capped(old_text) if old_text is not None else None, _capped(new_text or "")))
-    elif _str(args.get("input")) is not None:
-        eff.patch = _capped(args["input"])
+        eff.hunks.append(
+            Hunk(
+                _capped_(old_text) if old_text is not None else None,
+                _capped_(new_text or ""),
+                args.get("replace_all") is True,
+            )
+        )
+    elif patch is not None:
+        eff.patch = _capped_(patch)
     return [eff]
 
 
-def _key(path: str, cwd: str | None) -> str:
+@functools.lru_cache(maxsize=8192)
+def tool_path(path: str, cwd: str | None) -> str:
+    """The file a tool's path argument names, as pi resolves it: ``@`` and ``~`` expanded,
+    relative to ``cwd``, normalized (no symlinks resolved: the session's words, not the disk's)."""
+    if path.startswith("@"):
+        path = path[1:]
+    if path == "~" or path.startswith("~/"):
+        path = os.path.expanduser(path)
     if cwd and not os.path.isabs(path):
         return os.path.normpath(os.path.join(cwd, path))
     return os.path.normpath(path)
+
+
+_key = tool_path
 
 
 def _shown(path: str, cwd: str | None) -> str:
@@ -207,12 +267,12 @@ def code_effects(
                 continue
             cid = _str(call.get("id"))
             failed = cid is not None and cid in failed_calls
-            if name in _BASH_TOOLS:
+            if name in BASH_TOOLS:
                 cmd = _str(args.get("command"))
                 if cmd is not None:
                     commands.append(Command(cmd, eid, failed))
                 continue
-            for eff in _effects_of_call(name, args, eid, cid):
+            for eff in effects_of_call(name, args, eid, cid):
                 eff.failed = failed
                 key = _key(eff.path, cwd)
                 change = changes.get(key)

@@ -8,7 +8,9 @@ names its predecessor in `logicalParentUuid`. Other lines (`summary`, `ai-title`
 uuid. The mapping (docs/other-agents.md):
 
 - a user line with text (or images) is a pi user message; each `tool_result` block a
-  `toolResult` message (several blocks: a chain, the line's uuid on its last entry);
+  `toolResult` message (several blocks: a chain, the line's uuid on its last entry); the
+  line's `toolUseResult` keys that tell a file's content (`_FILE_KEYS`: Edit's and Write's
+  `originalFile`, Read's `file`, ...) are its `details`, for `core/checkpoints`;
 - an assistant line (Claude Code writes one line per content block) is a pi assistant
   message: text, thinking, `tool_use` as a `toolCall` (Claude's tool names shown as pi's:
   Bash as bash, Read as read, ...);
@@ -41,6 +43,10 @@ from ..format import jsonl
 from .model import Damage, Translation, pi_tool
 
 __all__ = ["ClaudeReader", "merge_split_messages", "read_claude", "summarize_claude"]
+
+#: The `toolUseResult` keys kept as a tool result's `details`: what Edit, Write and Read
+#: say of a file's whole content (core/checkpoints/replay.py reads them).
+_FILE_KEYS = ("type", "filePath", "content", "originalFile", "oldString", "newString", "replaceAll", "file")
 
 #: Line types without a uuid that still say something worth keeping in `all`.
 _TITLE_TYPES = ("custom-title", "ai-title", "summary")
@@ -262,6 +268,9 @@ class ClaudeReader:
                 "content": rblocks,
                 "isError": r.get("is_error") is True,
             }
+            tur = v.get("toolUseResult")
+            if len(results) == 1 and isinstance(tur, dict) and ("filePath" in tur or "file" in tur):
+                m["details"] = {k: tur[k] for k in _FILE_KEYS if k in tur}
             if stamp is not None:
                 m["timestamp"] = stamp
             parts.append(m)

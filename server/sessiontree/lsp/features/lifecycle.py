@@ -13,6 +13,7 @@ from pygls.uris import to_fs_path
 
 from sessiontree.lsp.access import AccessPolicy
 from sessiontree.lsp.config import parse_options
+from sessiontree.lsp.features import checkpoints
 from sessiontree.lsp.server import SessionTreeServer
 from sessiontree.lsp.state import NavigationState
 
@@ -55,6 +56,7 @@ def on_initialize(ls: SessionTreeServer, params: lsp.InitializeParams) -> None:
         log.warning("%s", w)
         ls.show_warning(f"sessiontree: {w}")
     log.info("allowed roots: %s", ", ".join(str(r) for r in ls.access.roots))
+    checkpoints.recover_at_start(ls)
 
 
 def setup(server: SessionTreeServer) -> None:

@@ -28,10 +28,12 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
+from sessiontree.core import checkpoints as core_checkpoints
 from sessiontree.core import view as core_view
 from sessiontree.core.session.split_scan import in_forked_child
 from sessiontree.core.tuning import bound
 from sessiontree.core.view.search import keep_texts_max
+from sessiontree.lsp.features import checkpoints
 from sessiontree.lsp.registry import OpenSession, Registry, RegistryEvent
 from sessiontree.lsp.server import SessionTreeServer
 
@@ -92,6 +94,14 @@ async def _warm(ls: SessionTreeServer, handle: str, search: bool) -> None:
                 session = await _quiet(registry, handle)
                 await registry.call_in_idle_time(session, session.manager.keep_last_context)
                 del session
+        # The calls a first restore preview reads (docs/checkpoints.md), for a session of
+        # this workspace not too big to keep them
+        session = registry.get(handle)
+        if checkpoints.worth_warming(ls, session.manager):
+            del session
+            await _in_slices(registry, handle, core_checkpoints.warm_events, WARM_SLICE)
+        else:
+            del session
         await _young_collection(registry, handle)
     except Exception as exc:  # a closed session or a changed file: the first search does it
         log.debug("warm-up of %s stopped: %s", handle, exc)

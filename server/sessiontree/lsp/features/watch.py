@@ -21,6 +21,7 @@ from lsprotocol import types as lsp
 from sessiontree.core import paths
 from sessiontree.core.live import ChangeKind, SyncResult
 from sessiontree.lsp import mapping, notify
+from sessiontree.lsp.features import checkpoints
 from sessiontree.lsp.follower import LiveFollower
 from sessiontree.lsp.registry import OpenSession
 
@@ -79,6 +80,7 @@ def on_initialized(ls: SessionTreeServer, params: lsp.InitializedParams) -> None
         mapping.summary,
         _sessions_roots(ls),
         guard=ls.access.guard,
+        on_appended=lambda manager, ids: checkpoints.capture(ls, manager, ids),
     )
     ls.live_follower = follower
     follower.start()
