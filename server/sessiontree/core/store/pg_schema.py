@@ -204,10 +204,21 @@ BEGIN
     BEGIN
         v := convert_from(NEW.line, 'UTF8')::jsonb;
     EXCEPTION WHEN others THEN
-        -- Not parsed here (a lone surrogate escape, say): the readers check it.
+        v := NULL;
+    END;
+    IF v IS NULL THEN
+        -- PostgreSQL takes no lone surrogate escape (agents write them) nor a NUL escape: with
+        -- those made U+FFFD the line must be JSON; its id is then the readers' to check.
+        BEGIN
+            PERFORM regexp_replace(convert_from(NEW.line, 'UTF8'),
+                '\\\\u([dD][89a-fA-F][0-9a-fA-F]{{2}}|0000)', '\\\\ufffd', 'g')::jsonb;
+        EXCEPTION WHEN others THEN
+            RAISE EXCEPTION 'sessiontree: row % of a shared session is not one JSON value', NEW.seq
+                USING ERRCODE = 'check_violation';
+        END;
         NEW.checked := false;
         RETURN NEW;
-    END;
+    END IF;
     IF jsonb_typeof(v) IS DISTINCT FROM 'object' THEN
         RAISE EXCEPTION 'sessiontree: row % of a shared session is no JSON object', NEW.seq
             USING ERRCODE = 'check_violation';

@@ -284,6 +284,7 @@ class PostgresSessionStorage:
         self._refresh_lock = threading.Lock()
         #: Where refused rows and rows changed under a reader are reported (a line of text).
         self.report: Callable[[str], None] | None = None
+        self._reported: set[tuple[str, int]] = set()
 
     def close(self) -> None:
         """Close the idle connections."""
@@ -407,6 +408,18 @@ class PostgresSessionStorage:
         if header_id is not None:
             self._claim_session_id(conn, pk, header_id, lines[0])
         return off, seq
+
+    @staticmethod
+    def _end_of(conn: Any, pk: int) -> tuple[int, int, bytes]:
+        """``(last seq, size, last line)`` of file ``pk`` as its rows say (its row locked):
+        where the next row goes, even when the session row's counters were changed by hand."""
+        row = conn.execute(
+            f"SELECT seq, off, line FROM {S}.entries WHERE session_pk = %s ORDER BY seq DESC LIMIT 1", (pk,)
+        ).fetchone()
+        if row is None:
+            return 0, 0, b""
+        line = bytes(row[2])
+        return int(row[0]), int(row[1]) + len(line), line
 
     def _claim_session_id(self, conn: Any, pk: int, session_id: str, header: bytes) -> None:
         cwd = None
@@ -608,7 +621,8 @@ class PostgresSessionStorage:
     def _refusal(self, path: str, seq: int, ident: str | None, line: bytes, digest: Any) -> str | None:
         """`rows.refused_row` of one row of shared session ``path``, reported when refused."""
         why = refused_row(ident, line, bytes(digest) if digest is not None else None, first=int(seq) == 1)
-        if why is not None:
+        if why is not None and (path, int(seq)) not in self._reported:
+            self._reported.add((path, int(seq)))
             self._say(f"row {seq} of shared session {path} refused: {why}")
         return why
 
@@ -708,14 +722,10 @@ class PostgresSessionStorage:
             row = self._file_row(conn, path, lock=True)
             if row is None:
                 row = self._create_file(conn, path)
-            pk, size, last_seq = int(row[0]), int(row[1]), int(row[2])
-            if size and last_seq:
-                last = conn.execute(
-                    f"SELECT line FROM {S}.entries WHERE session_pk = %s AND seq = %s", (pk, last_seq)
-                ).fetchone()
-                tail = bytes(last[0]) if last else b""
-                if tail and not tail.endswith(b"\n"):
-                    payload = separator_after(tail) + payload
+            pk = int(row[0])
+            last_seq, size, tail = self._end_of(conn, pk)
+            if tail and not tail.endswith(b"\n"):
+                payload = separator_after(tail) + payload
             self._insert_lines(conn, pk, size, last_seq, payload)
         # The kept bytes take the line (and whatever other machines added before it).
         self.refresh(path)
@@ -920,7 +930,7 @@ class PostgresSessionStorage:
             ).fetchone()
             if row is None:
                 raise _enoent(f"session {pk}")
-            size, last_seq = int(row[1]), int(row[2])
+            last_seq, size, tail = self._end_of(conn, pk)
             ids = [e[0] for e in entries]
             have = dict(
                 conn.execute(
@@ -948,16 +958,11 @@ class PostgresSessionStorage:
                 new_ids.append(ident)
                 new_lines.append(whole_lines(line))
             if new_lines:
-                if size and last_seq:
-                    last = conn.execute(
-                        f"SELECT line FROM {S}.entries WHERE session_pk = %s AND seq = %s", (pk, last_seq)
-                    ).fetchone()
-                    tail = bytes(last[0]) if last else b""
-                    if tail and not tail.endswith(b"\n"):
-                        sep = separator_after(tail)
-                        size, last_seq = self._insert_lines(
-                            conn, pk, size, last_seq, sep, [None] * len(split_lines(sep))
-                        )
+                if tail and not tail.endswith(b"\n"):
+                    sep = separator_after(tail)
+                    size, last_seq = self._insert_lines(
+                        conn, pk, size, last_seq, sep, [None] * len(split_lines(sep))
+                    )
                 size, last_seq = self._insert_lines(conn, pk, size, last_seq, b"".join(new_lines), new_ids)
             if damaged:
                 conn.execute(
@@ -967,16 +972,26 @@ class PostgresSessionStorage:
             return PushResult(len(new_lines), already, conflicts, last_seq)
 
     def entries_after(
-        self, pk: int, after_seq: int, limit: int = 5000
-    ) -> list[tuple[int, str, bytes, bytes]]:
-        """The session's entries that arrived after ``after_seq``: ``(seq, id, line, hash)``."""
+        self, pk: int, after_seq: int, limit: int = 5000, *, inclusive: bool = False
+    ) -> list[tuple[int, str, bytes, bytes | None]]:
+        """The session's entries that arrived after ``after_seq``: ``(seq, id, line, hash)``,
+        as the store holds them (`rows.refused_row` tells whether to believe one). With
+        ``inclusive``, the entry at ``after_seq`` too (first, when there is one)."""
         with self.pool.connection() as conn:
             rows = conn.execute(
-                f"SELECT seq, entry_id, line, hash FROM {S}.entries WHERE session_pk = %s AND seq > %s"
+                f"SELECT seq, entry_id, line, hash FROM {S}.entries WHERE session_pk = %s AND seq >= %s"
                 " AND entry_id IS NOT NULL ORDER BY seq LIMIT %s",
-                (pk, after_seq, limit),
+                (pk, after_seq if inclusive else after_seq + 1, limit + (1 if inclusive else 0)),
             ).fetchall()
-        return [(int(r[0]), r[1], bytes(r[2]), bytes(r[3])) for r in rows]
+        return [(int(r[0]), r[1], bytes(r[2]), bytes(r[3]) if r[3] is not None else None) for r in rows]
+
+    def header_of(self, pk: int) -> tuple[str | None, bytes] | None:
+        """``(entry_id, line)`` of the session's first row (its header), as stored."""
+        with self.pool.connection() as conn:
+            row = conn.execute(
+                f"SELECT entry_id, line FROM {S}.entries WHERE session_pk = %s AND seq = 1", (pk,)
+            ).fetchone()
+        return (row[0], bytes(row[1])) if row is not None else None
 
     def last_seq(self, pk: int) -> int:
         """The session's arrival high-water mark."""
