@@ -46,6 +46,26 @@ def text(value: Any, missing: str = "") -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def terminal_safe(value: Any) -> str:
+    """Text someone else wrote (a teammate's row in the shared store: machine, user, cwd,
+    ids; a session's text) as a terminal may show it: every character that is not
+    printable (C0 and C1 controls such as ESC and BEL, DEL, bidi and other format controls,
+    line and paragraph separators) as its escape (``\\x1b``), the rest as it is. The one
+    rule for everything the command line prints that it did not make itself."""
+    s = value if isinstance(value, str) else str(value)
+    if s.isprintable():
+        return s
+    return "".join(c if c.isprintable() else _escape(ord(c)) for c in s)
+
+
+def _escape(code: int) -> str:
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
 def _mode_kind(mode: int) -> str:
     from sessiontree.core.paths import file_kind
 
