@@ -9,17 +9,29 @@ a file. What wakes it is the store's notification (one per statement that added 
 naming the session), received on a connection of its own in a thread; after a lost
 connection it reconnects with backoff and looks at every shared session once, since
 notifications sent meanwhile are gone.
+
+The daemon never waits on the store inside a request that only looks (docs/reliability.md,
+"The shared store"): the storage keeps the bytes of each shared session it read (``mirror``),
+so a view, its entries and the follower's look answer from them, and only `refresh`, run
+before the follower's look and outside the session's lock, asks the store for more. A list
+waits for the store at most `LIST_WAIT` seconds, then answers with the local sessions, the
+shared ones as last listed and ``store.reachable: false``; the listing goes on in the link's
+own threads and a `session/didChangeList` follows when it completes. Every store call is
+bounded (`core/store/pg_timeouts.py`), and runs in the link's threads, never the daemon's
+workers, so a hung store holds nothing local.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import os
 import threading
 import time
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
@@ -35,6 +47,16 @@ log = logging.getLogger(__name__)
 
 _PK = "store.pk"
 
+T = TypeVar("T")
+
+#: Seconds `session/list` waits for the store before it answers with what it has.
+LIST_WAIT = 3.0
+#: Seconds a connection to the store may take to set up (a list never waits longer anyway).
+CONNECT_TIMEOUT = 3.0
+#: Seconds the store is left alone after it failed or did not answer (the listener goes on
+#: retrying meanwhile and notices it coming back).
+RETRY_AFTER = 10.0
+
 
 class StoreLink:
     """One daemon's link to its store: the storage, the last known state, the listener."""
@@ -43,10 +65,20 @@ class StoreLink:
         from sessiontree.core.store.postgres import PostgresSessionStorage
 
         self.ls = ls
-        self.storage = PostgresSessionStorage(url)
+        # The bytes of each shared session read are kept (mirror): looking never waits on
+        # the store.
+        self.storage = PostgresSessionStorage(url, mirror=True)
         # A list must not wait long for a store that is down: connect briefly, and after a
         # failure leave the store alone for a while (the listener notices it coming back).
-        self.storage.pool.connect_timeout = 3.0
+        self.storage.pool.connect_timeout = CONNECT_TIMEOUT
+        self.storage.report = lambda text: log.warning("%s", text)
+        # The link's own threads: a hung store holds them, never the daemon's workers.
+        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="store")
+        #: The shared sessions as last listed (what a list shows while the store is away).
+        self.shared: list[tuple[Any, t.SessionInfo]] = []
+        self._listing: concurrent.futures.Future[list[tuple[Any, t.SessionInfo]]] | None = None
+        # A list answered without waiting for this listing: tell the clients when it ends.
+        self._late = False
         self.reachable = True
         self.error: str | None = None
         self.retry_at = 0.0
@@ -62,7 +94,7 @@ class StoreLink:
         return t.StoreStatus(reachable=self.reachable, machine=self.storage.machine, error=self.error)
 
     def failed(self, exc: BaseException) -> None:
-        self.retry_at = time.monotonic() + 10.0
+        self.retry_at = time.monotonic() + RETRY_AFTER
         self.reachable = False
         self.error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
@@ -82,6 +114,48 @@ class StoreLink:
 
     def stop(self) -> None:
         self._stop.set()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in the link's threads (each store call in it is bounded)."""
+        return await asyncio.wrap_future(self._executor.submit(fn, *args))
+
+    def listing(self) -> concurrent.futures.Future[list[tuple[Any, t.SessionInfo]]]:
+        """The store's shared sessions being listed (one listing at a time)."""
+        with self._lock:
+            if self._listing is None or self._listing.done():
+                self._listing = self._executor.submit(self._list_now)
+            return self._listing
+
+    def _list_now(self) -> list[tuple[Any, t.SessionInfo]]:
+        try:
+            shared = _shared_infos(self)
+        except Exception as exc:
+            self.failed(exc)
+            raise
+        self.ok()
+        self.shared = shared
+        self._keep_mirrors()
+        if self._late:
+            self._late = False
+            loop = self._loop
+            if loop is not None:
+                from sessiontree.lsp import notify
+
+                loop.call_soon_threadsafe(notify.did_change_list, self.ls, None)
+        return shared
+
+    def answered_without(self, seconds: float) -> None:
+        """A list went out without the listing (it took longer than ``seconds``)."""
+        self._late = True
+        self.failed(
+            TimeoutError(f"the store did not answer within {seconds:g} s; shared sessions as last listed")
+        )
+
+    def _keep_mirrors(self) -> None:
+        """Let go of the kept bytes of shared sessions no longer open."""
+        keep = {os.path.normpath(p) for s in self._shared_sessions() if (p := s.manager.get_session_file())}
+        self.storage.forget(keep)
 
     def _shared_sessions(self, pk: int | None = None) -> list[OpenSession]:
         return [
@@ -95,6 +169,15 @@ class StoreLink:
         if follower is None:
             return
         for s in sessions:
+            path = s.manager.get_session_file()
+            try:
+                # The store is asked here, outside the session's lock; the follower's look
+                # then reads only the bytes kept, so no request waits on the store.
+                if path:
+                    self.storage.refresh(path)
+            except Exception as exc:
+                log.warning("shared session %s: the store did not answer (%s)", s.handle, exc)
+                continue
             try:
                 follower.sync_session(s)
             except Exception:
@@ -232,7 +315,8 @@ def _shared_infos(link: StoreLink) -> list[tuple[Any, t.SessionInfo]]:
 
 
 async def extend_list(ls: SessionTreeServer, p: t.ListParams, result: t.ListResult) -> t.ListResult:
-    """`session/list` with a store: who and where for each session, then the shared ones."""
+    """`session/list` with a store: who and where for each session, then the shared ones
+    (as the store lists them now, or as last listed when it does not answer in `LIST_WAIT`)."""
     link = link_of(ls)
     if link is None:
         return result
@@ -243,19 +327,18 @@ async def extend_list(ls: SessionTreeServer, p: t.ListParams, result: t.ListResu
     me, user = link.storage.machine, default_user()
     local = [attrs.evolve(i, machine=me, user=user, local=True) for i in result.sessions]
     seen = {i.id for i in local}
-    if not link.reachable and time.monotonic() < link.retry_at:
-        link.listen()
-        return t.ListResult(sessions=local, store=link.status())
-    try:
-        shared = await ls.registry.run(_shared_infos, link)
-        link.ok()
-    except Exception as exc:
-        link.failed(exc)
-        return t.ListResult(sessions=local, store=link.status())
     link.listen()
+    if link.reachable or time.monotonic() >= link.retry_at:
+        listing = link.listing()
+        try:
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(listing)), LIST_WAIT)
+        except TimeoutError:
+            link.answered_without(LIST_WAIT)
+        except Exception:
+            pass  # recorded by the link (failed): the answer says the store is unreachable
     cwd = os.path.abspath(p.cwd or ls.cwd)
     extra = []
-    for s, info in shared:
+    for s, info in link.shared:
         if info.id in seen or s.machine == me:
             continue
         # A project's own list shows the shared sessions of the same project (same
@@ -287,7 +370,7 @@ async def open_shared(ls: SessionTreeServer, p: t.OpenSharedParams) -> t.OpenRes
         found = existing
         return await ls.registry.call(found, lambda: mapping.open_result(found.handle, found.manager))
     try:
-        info = await ls.registry.run(link.storage.find_session, p.session_id)
+        info = await link.run(link.storage.find_session, p.session_id)
         link.ok()
     except OSError as exc:
         link.failed(exc)
@@ -301,9 +384,7 @@ async def open_shared(ls: SessionTreeServer, p: t.OpenSharedParams) -> t.OpenRes
         from sessiontree.core.store.postgres import PgBlobs
 
         blobs = PgBlobs(link.storage)
-        manager = await ls.registry.run(
-            lambda: SessionManager.open(info.path, storage=link.storage, blobs=blobs)
-        )
+        manager = await link.run(lambda: SessionManager.open(info.path, storage=link.storage, blobs=blobs))
     except OSError as exc:
         link.failed(exc)
         raise errors.PersistenceFailed(f"the shared store is unreachable: {link.error}") from exc
