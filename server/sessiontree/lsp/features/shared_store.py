@@ -27,6 +27,7 @@ import asyncio
 import concurrent.futures
 import logging
 import os
+import queue
 import threading
 import time
 import weakref
@@ -58,6 +59,47 @@ CONNECT_TIMEOUT = 3.0
 RETRY_AFTER = 10.0
 
 
+class _StoreThreads:
+    """A few daemon threads that run the calls to the store: a call the store holds until
+    its timeout holds one of them, never one of the daemon's workers, and never the
+    daemon's exit (unlike an executor's threads, which the interpreter waits for)."""
+
+    def __init__(self, count: int) -> None:
+        self._queue: queue.SimpleQueue[tuple[concurrent.futures.Future[Any], Callable[[], Any]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._count = count
+        self._started = False
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        with self._lock:
+            if not self._started:
+                self._started = True
+                for i in range(self._count):
+                    threading.Thread(target=self._work, name=f"store-{i}", daemon=True).start()
+        self._queue.put((future, lambda: fn(*args)))
+        return future
+
+    def stop(self) -> None:
+        for _ in range(self._count):
+            self._queue.put(None)
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            future, call = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(call())
+            except BaseException as exc:
+                future.set_exception(exc)
+
+
 class StoreLink:
     """One daemon's link to its store: the storage, the last known state, the listener."""
 
@@ -73,7 +115,7 @@ class StoreLink:
         self.storage.pool.connect_timeout = CONNECT_TIMEOUT
         self.storage.report = lambda text: log.warning("%s", text)
         # The link's own threads: a hung store holds them, never the daemon's workers.
-        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="store")
+        self._threads = _StoreThreads(2)
         #: The shared sessions as last listed (what a list shows while the store is away).
         self.shared: list[tuple[Any, t.SessionInfo]] = []
         self._listing: concurrent.futures.Future[list[tuple[Any, t.SessionInfo]]] | None = None
@@ -114,17 +156,17 @@ class StoreLink:
 
     def stop(self) -> None:
         self._stop.set()
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._threads.stop()
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` in the link's threads (each store call in it is bounded)."""
-        return await asyncio.wrap_future(self._executor.submit(fn, *args))
+        return await asyncio.wrap_future(self._threads.submit(fn, *args))
 
     def listing(self) -> concurrent.futures.Future[list[tuple[Any, t.SessionInfo]]]:
         """The store's shared sessions being listed (one listing at a time)."""
         with self._lock:
             if self._listing is None or self._listing.done():
-                self._listing = self._executor.submit(self._list_now)
+                self._listing = self._threads.submit(self._list_now)
             return self._listing
 
     def _list_now(self) -> list[tuple[Any, t.SessionInfo]]:
