@@ -9,11 +9,8 @@ or a sync that hangs fails the test instead of hanging the run.
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -49,40 +46,6 @@ def url(server: PgServer) -> str:
     return u
 
 
-def server_pids(server: PgServer) -> list[int]:
-    """The postmaster of ``server`` and its children (the backends, the background workers)."""
-    with open(os.path.join(server.data, "postmaster.pid"), encoding="ascii") as f:
-        main = int(f.readline())
-    pids = [main]
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == main:
-            pids.append(int(entry))
-    return pids
-
-
-@contextmanager
-def stopped(server: PgServer) -> Iterator[None]:
-    """The whole server stopped (SIGSTOP) for the block, continued (SIGCONT) after it."""
-    pids = server_pids(server)
-    for pid in pids:
-        os.kill(pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
-
-
 def test_a_stopped_store_holds_neither_a_list_nor_a_view(tmp_path: Path, server: PgServer, url: str) -> None:
     alpha = Machine(tmp_path, "alpha", url)
     pa = alpha.sessions / f"s_{SESSION_ID}.jsonl"
@@ -98,7 +61,7 @@ def test_a_stopped_store_holds_neither_a_list_nor_a_view(tmp_path: Path, server:
         hb = b.request("session/openShared", {"sessionId": SESSION_ID})["session"]
         view = b.request("session/view", {"session": hb})
         assert [r["id"] for r in view["rows"]] == ["m1", "m2"]
-        with stopped(server):
+        with server.frozen():
             t0 = time.monotonic()
             listed = b.request("session/list", {"all": True}, timeout=ANSWER_WAIT)
             first = time.monotonic() - t0
@@ -129,7 +92,7 @@ def test_a_sync_whose_store_stops_answering_ends(tmp_path: Path, server: PgServe
     p = alpha.cli("--batch", "200", env={"SESSIONTREE_STORE_TIMEOUT": "2"})
     try:
         wait_for_progress(p, "pushed", 2)
-        with stopped(server):
+        with server.frozen():
             t0 = time.monotonic()
             _out, err = p.communicate(timeout=60)
             took = time.monotonic() - t0

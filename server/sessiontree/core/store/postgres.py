@@ -489,6 +489,14 @@ class PostgresSessionStorage:
 
     def read_bytes(self, path: str) -> bytes:
         path = os.path.normpath(path)
+        if self._mirror_of(path) is not None:
+            # Kept already (a sniff of the first bytes read it all): what was added since,
+            # and the whole again only if the rows changed under it.
+            self.refresh(path)
+            mirrored = self._mirror_of(path)
+            if mirrored is not None:
+                with self._mirror_lock:
+                    return bytes(mirrored.data)
         with self.pool.connection() as conn:
             pk, shared, generation, mtime_ns = self._file_of(conn, path)
             if not shared:

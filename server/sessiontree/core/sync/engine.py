@@ -379,7 +379,8 @@ class Syncer:
                 if why is not None:
                     result.refused.append(f"row {seq} (entry {ident!r}): {why}")
                     continue
-                digest = entry_hash(line)
+                # (the stored hash is the line's: refused_row checked it)
+                digest = stored_hash if stored_hash is not None else entry_hash(line)
                 have = seen.get(ident)
                 if have is None:
                     missing.append(line)
