@@ -121,6 +121,7 @@ class StoreLink:
         self._listing: concurrent.futures.Future[list[tuple[Any, t.SessionInfo]]] | None = None
         # A list answered without waiting for this listing: tell the clients when it ends.
         self._late = False
+        self._schema_ok = False
         self.reachable = True
         self.error: str | None = None
         self.retry_at = 0.0
@@ -136,6 +137,7 @@ class StoreLink:
         return t.StoreStatus(reachable=self.reachable, machine=self.storage.machine, error=self.error)
 
     def failed(self, exc: BaseException) -> None:
+        self._schema_ok = False  # the store may come back migrated
         self.retry_at = time.monotonic() + RETRY_AFTER
         self.reachable = False
         self.error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -169,8 +171,21 @@ class StoreLink:
                 self._listing = self._threads.submit(self._list_now)
             return self._listing
 
+    def find_checked(self, session_id: str) -> Any:
+        """`find_session` in a store whose schema is this version's (`ValueError` else)."""
+        self._check_schema()
+        return self.storage.find_session(session_id)
+
+    def _check_schema(self) -> None:
+        # Once per link while it answers: a store of another schema version is reported
+        # (as unreachable, with the command that sets it up) instead of failing a query.
+        if not self._schema_ok:
+            self.storage.check()
+            self._schema_ok = True
+
     def _list_now(self) -> list[tuple[Any, t.SessionInfo]]:
         try:
+            self._check_schema()
             shared = _shared_infos(self)
         except Exception as exc:
             self.failed(exc)
@@ -210,6 +225,7 @@ class StoreLink:
         follower = self.ls.live_follower
         if follower is None:
             return
+        self._keep_mirrors()
         for s in sessions:
             path = s.manager.get_session_file()
             try:
@@ -412,9 +428,9 @@ async def open_shared(ls: SessionTreeServer, p: t.OpenSharedParams) -> t.OpenRes
         found = existing
         return await ls.registry.call(found, lambda: mapping.open_result(found.handle, found.manager))
     try:
-        info = await link.run(link.storage.find_session, p.session_id)
+        info = await link.run(link.find_checked, p.session_id)
         link.ok()
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         link.failed(exc)
         raise errors.PersistenceFailed(f"the shared store is unreachable: {link.error}") from exc
     if info is None:
