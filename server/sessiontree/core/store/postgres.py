@@ -545,13 +545,15 @@ class PostgresSessionStorage:
             for seq, _off, _ident, line, _digest in refused:
                 at = starts[int(seq)]
                 data[at : at + len(line)] = _blank(bytes(line))
-        last_line = b""
+        last_line, last_end = b"", 0
         if last_seq:
             got = conn.execute(
-                f"SELECT line FROM {S}.entries WHERE session_pk = %s AND seq = %s", (pk, last_seq)
+                f"SELECT line, off FROM {S}.entries WHERE session_pk = %s AND seq = %s", (pk, last_seq)
             ).fetchone()
-            last_line = bytes(got[0]) if got else b""
-        return _Mirror(pk, generation, data, last_seq, last_line, mtime_ns, refused=len(refused))
+            if got:
+                last_line = bytes(got[0])
+                last_end = int(got[1]) + len(last_line)
+        return _Mirror(pk, generation, data, last_seq, last_line, last_end, mtime_ns, refused=len(refused))
 
     def _mirror_of(self, path: str) -> _Mirror | None:
         if self._mirrors is None:
@@ -586,11 +588,11 @@ class PostgresSessionStorage:
                     )
                     rows = rows[1:]
                 added = bytearray()
-                end = len(mirror.data)
-                last_seq, last_line = mirror.last_seq, mirror.last_line
+                last_seq, last_line, last_end = mirror.last_seq, mirror.last_line, mirror.last_end
                 for seq, off, ident, line, digest, checked in rows:
                     line = bytes(line)
-                    if int(seq) != last_seq + 1 or int(off) != end + len(added):
+                    # Each row follows the one before it, as the rows held were stored.
+                    if int(seq) != last_seq + 1 or int(off) != last_end:
                         changed_under = True
                         break
                     added += (
@@ -598,7 +600,7 @@ class PostgresSessionStorage:
                         if checked or self._refusal(path, seq, ident, line, digest) is None
                         else _blank(line)
                     )
-                    last_seq, last_line = int(seq), line
+                    last_seq, last_line, last_end = int(seq), line, int(off) + len(line)
                 if changed_under:
                     self._say(
                         f"the rows of shared session {path} changed under this reader: read again whole"
@@ -617,7 +619,7 @@ class PostgresSessionStorage:
                 ).fetchone()
             with self._mirror_lock:
                 mirror.data += added
-                mirror.last_seq, mirror.last_line = last_seq, last_line
+                mirror.last_seq, mirror.last_line, mirror.last_end = last_seq, last_line, last_end
                 if got is not None:
                     mirror.mtime_ns = int(got[0])
             return True
@@ -1020,6 +1022,8 @@ class _Mirror:
     last_seq: int
     #: The last row's bytes as stored: a different one means the rows changed under us.
     last_line: bytes
+    #: Its ``off`` plus its length: where the next row must start.
+    last_end: int
     mtime_ns: int
     #: Bumped when the rows changed under the bytes held: the identity `stat` reports.
     epoch: int = 0
