@@ -122,6 +122,8 @@ class StoreLink:
         # A list answered without waiting for this listing: tell the clients when it ends.
         self._late = False
         self._schema_ok = False
+        #: Shared sessions being opened: their kept bytes stay (not registered yet).
+        self.opening: set[str] = set()
         self.reachable = True
         self.error: str | None = None
         self.retry_at = 0.0
@@ -212,7 +214,7 @@ class StoreLink:
     def _keep_mirrors(self) -> None:
         """Let go of the kept bytes of shared sessions no longer open."""
         keep = {os.path.normpath(p) for s in self._shared_sessions() if (p := s.manager.get_session_file())}
-        self.storage.forget(keep)
+        self.storage.forget(keep | self.opening)
 
     def _shared_sessions(self, pk: int | None = None) -> list[OpenSession]:
         return [
@@ -438,17 +440,25 @@ async def open_shared(ls: SessionTreeServer, p: t.OpenSharedParams) -> t.OpenRes
             f"no shared session {p.session_id} (or this role may not see it)",
             {"field": "sessionId", "reason": "unknown"},
         )
-    try:
-        from sessiontree.core.store.postgres import PgBlobs
+    from sessiontree.core.store.postgres import PgBlobs
 
-        blobs = PgBlobs(link.storage)
-        manager = await link.run(lambda: SessionManager.open(info.path, storage=link.storage, blobs=blobs))
-    except OSError as exc:
-        link.failed(exc)
-        raise errors.PersistenceFailed(f"the shared store is unreachable: {link.error}") from exc
-    session = ls.registry.add(manager, None)
-    session.extra[_PK] = info.pk
-    session.extra["store.id"] = p.session_id
+    blobs = PgBlobs(link.storage)
+    # Its kept bytes stay while it is opened (it is no open shared session yet).
+    opening = os.path.normpath(info.path)
+    link.opening.add(opening)
+    try:
+        try:
+            manager = await link.run(
+                lambda: SessionManager.open(info.path, storage=link.storage, blobs=blobs)
+            )
+        except OSError as exc:
+            link.failed(exc)
+            raise errors.PersistenceFailed(f"the shared store is unreachable: {link.error}") from exc
+        session = ls.registry.add(manager, None)
+        session.extra[_PK] = info.pk
+        session.extra["store.id"] = p.session_id
+    finally:
+        link.opening.discard(opening)
     link.listen()
     return await ls.registry.call(session, lambda: mapping.open_result(session.handle, session.manager))
 
