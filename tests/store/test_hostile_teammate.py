@@ -519,6 +519,49 @@ def test_peer_text_reaches_the_terminal_escaped(alice: Machine, roles: dict[str,
     forge(pg_url, session_pk(pg_url), [("z" + nasty, raw, digest(raw))], bypass=True)
     code, out_text = alice.run_cli()
     assert code == 1 and "conflict: the store's row" in out_text
-    assert not [
-        c for c in out_text if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) <= 0x9F or c == "\u202e"
+    assert raw_controls(out_text) == []
+
+
+def raw_controls(shown: str) -> list[str]:
+    """The characters a terminal would act on (newlines and tabs apart)."""
+    return [
+        c for c in shown if (ord(c) < 0x20 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F or c == "\u202e"
     ]
+
+
+def test_a_teammates_text_pulled_into_a_file_reaches_the_terminal_escaped(
+    tmp_path: Path, alice: Machine, roles: dict[str, str], pg_url: str
+) -> None:
+    pa = share(alice)
+    nasty = "\x1b]0;owned\x07\x1b[2J\x9b31m\u202e"
+    # An honest row as far as the store goes: carol's entry is what its columns say.
+    mine = message("c1", "a3", "carol says " + nasty)
+    mine["message"]["content"].append(
+        {"type": "toolCall", "id": "t" + nasty, "name": "x", "arguments": {"k": nasty}}
+    )
+    label = {
+        "type": "label",
+        "id": "c2",
+        "parentId": "c1",
+        "timestamp": "2026-01-01T00:00:02.000Z",
+        "targetId": "a1",
+        "label": "L" + nasty,
+    }
+    rows = [(v["id"], line(v), digest(line(v))) for v in (mine, label)]
+    forge(roles["carol"], session_pk(pg_url), rows)
+    [r] = alice.sync()
+    assert r.pulled == 2 and ids_in(pa) == ["a1", "a2", "a3", "c1", "c2"]
+    env = {"PI_CODING_AGENT_DIR": str(alice.agent_dir)}
+    for args in (
+        ("tree", str(pa)),
+        ("context", str(pa)),
+        ("show", str(pa)),
+        ("diff", str(pa), "a1", "c1"),
+        ("search", "--all", "--agent-dir", str(alice.agent_dir), "carol"),
+    ):
+        out = st(*args, env=env)
+        shown = (out.stdout + out.stderr).decode()
+        assert out.returncode == 0, (args, shown)
+        assert "says" in shown or args[0] == "show", (args, shown)
+        assert raw_controls(shown) == [], (args, shown)
+        assert "\\x1b]0;owned\\x07" in shown, (args, shown)
