@@ -107,3 +107,19 @@ def test_a_sync_whose_store_stops_answering_ends(tmp_path: Path, server: PgServe
     assert code == 0, out
     assert_complete(pa, url)
     assert len(ids_in(pa)) == len(set(ids_in(pa)))
+
+
+def test_every_connection_carries_the_timeouts_and_the_urls_own_win(pg_url: str) -> None:
+    # The server's side of the bounds (a slow statement, a row lock another machine holds):
+    # set on every connection of the pool, under what the URL itself asks for.
+    from sessiontree.core.store.postgres import PostgresSessionStorage
+
+    shown = "SELECT current_setting('statement_timeout'), current_setting('lock_timeout')"
+    storage = PostgresSessionStorage(pg_url, timeout=7)
+    with storage.pool.connection() as conn:
+        assert conn.execute(shown).fetchone() == ("7s", "7s")
+    storage.close()
+    own = PostgresSessionStorage(pg_url + "&options=-c%20statement_timeout%3D5000", timeout=7)
+    with own.pool.connection() as conn:
+        assert conn.execute(shown).fetchone() == ("5s", "7s")
+    own.close()

@@ -57,6 +57,7 @@ def default_timeout() -> float:
 
 def connect_params(url: str, *, connect_timeout: float, timeout: float) -> dict[str, Any]:
     """The connection parameters of ``url`` with the timeouts added where it sets none."""
+    from psycopg import pq
     from psycopg.conninfo import conninfo_to_dict
 
     params: dict[str, Any] = dict(conninfo_to_dict(url))
@@ -66,7 +67,8 @@ def connect_params(url: str, *, connect_timeout: float, timeout: float) -> dict[
     params.setdefault("keepalives_idle", "10")
     params.setdefault("keepalives_interval", "5")
     params.setdefault("keepalives_count", "3")
-    params.setdefault("tcp_user_timeout", str(ms))
+    if pq.version() >= 120000:  # libpq knows tcp_user_timeout from version 12
+        params.setdefault("tcp_user_timeout", str(ms))
     ours = f"-c statement_timeout={ms} -c lock_timeout={ms} -c idle_in_transaction_session_timeout={ms * 2}"
     given = params.get("options")
     params["options"] = f"{ours} {given}" if given else ours

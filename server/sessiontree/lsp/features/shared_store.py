@@ -261,7 +261,8 @@ class StoreLink:
             conn = None
             try:
                 conn = self.storage.pool.connect()
-                conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                with self.storage.pool.bounded(conn):
+                    conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
                 self._known = {x.pk for x in self.storage.list_sessions()}
                 if not self.reachable:
                     log.info("the shared store is reachable again")
