@@ -6,7 +6,8 @@ Figures: the first push of an N-entry session (default 100,000, benchmarks/gen_c
 its open from the store (`SessionManager` over `PostgresSessionStorage`), an incremental
 sync after 100 appends (push on the owner, pull on a second machine), and the latency from
 an append on one daemon to the `session/didChange` on another (median and worst of 20):
-both daemons on the shared session, and through the owner's file and `sync --watch`.
+both daemons on the shared session, and through the owner's file and `sync --watch`; and
+what a daemon answers while the store's server is stopped (SIGSTOP).
 
     .venv/bin/python benchmarks/shared_store.py [--entries 100000] [--markdown]
 """
@@ -105,7 +106,11 @@ def main() -> int:
         size_mb = path.stat().st_size / 1e6
         session_id = json.loads(path.read_bytes().split(b"\n", 1)[0])["id"]
 
-        alpha = Syncer(PostgresSessionStorage(url, machine="alpha"), state_path=str(base / "alpha-sync"))
+        alpha = Syncer(
+            PostgresSessionStorage(url, machine="alpha"),
+            agent_dir=str(a_agent),
+            state_path=str(base / "alpha-sync"),
+        )
         w, c, r = timed(lambda: alpha.sync_file(str(path)))
         rows.append(
             (
@@ -127,7 +132,11 @@ def main() -> int:
         rows.append(("sync with nothing changed", f"{fmt(w)} (cpu {fmt(c)})"))
 
         b_dir = base / "beta" / "agent" / "sessions" / "--bench--"
-        beta = Syncer(PostgresSessionStorage(url, machine="beta"), state_path=str(base / "beta-sync"))
+        beta = Syncer(
+            PostgresSessionStorage(url, machine="beta"),
+            agent_dir=str(base / "beta" / "agent"),
+            state_path=str(base / "beta-sync"),
+        )
         w, c, _ = timed(lambda: beta.fetch(session_id, str(b_dir)))
         rows.append(("first pull to a second machine (fetch)", f"{fmt(w)} (cpu {fmt(c)})"))
 
@@ -149,6 +158,7 @@ def main() -> int:
         )
 
         rows.extend(latency(base, url, session_id, path, a_agent, args.rounds, env))
+        rows.extend(frozen_store(server, base, url, session_id, a_agent, env))
     finally:
         server.destroy()
         shutil.rmtree(base, ignore_errors=True)
@@ -166,6 +176,37 @@ def main() -> int:
         for name, value in rows:
             print(f"{name}: {value}")
     return 0
+
+
+def frozen_store(
+    server: PgServer, base: Path, url: str, session_id: str, a_agent: Path, env: dict[str, str]
+) -> list[tuple[str, str]]:
+    """What a daemon answers while the store answers nothing (its server stopped, SIGSTOP)."""
+    opts = {"store": url, "allowedRoots": [str(base)], "agentDir": str(a_agent)}
+    with Client.spawn(init_options=opts, env={**env, "SESSIONTREE_MACHINE": "gamma"}) as c:
+        c.request("session/list", {"all": True}, timeout=600)
+        h = c.request("session/openShared", {"sessionId": session_id}, timeout=600)["session"]
+        c.request("session/view", {"session": h, "limit": 50}, timeout=600)
+        with server.frozen():
+            lists = []
+            for _ in range(3):
+                w, _c, res = timed(lambda: c.request("session/list", {"all": True}, timeout=60))
+                assert res["store"]["reachable"] is False
+                lists.append(w)
+            w_view, _c, _ = timed(lambda: c.request("session/view", {"session": h, "limit": 50}, timeout=60))
+            w_page, _c, _ = timed(
+                lambda: c.request("session/view", {"session": h, "offset": 50_000, "limit": 50}, timeout=60)
+            )
+    return [
+        (
+            "session/list with the store stopped (SIGSTOP): the first, then the next two",
+            f"{fmt(lists[0])}, then {fmt(lists[1])} and {fmt(lists[2])}",
+        ),
+        (
+            "a view of the open shared session with the store stopped (first page; a page 50,000 rows in)",
+            f"{fmt(w_view)}; {fmt(w_page)}",
+        ),
+    ]
 
 
 def latency(

@@ -79,6 +79,41 @@ class PgServer:
             self._run("pg_ctl", "-D", self.data, "-w", "-m", mode, "stop")
             self.running = False
 
+    def pids(self) -> list[int]:
+        """The server's processes: the postmaster (first) and its children."""
+        with open(os.path.join(self.data, "postmaster.pid"), encoding="ascii") as f:
+            main = int(f.readline())
+        pids = [main]
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == main:
+                pids.append(int(entry))
+        return pids
+
+    @contextmanager
+    def frozen(self) -> Iterator[None]:
+        """The whole server stopped (SIGSTOP) for the block, continued (SIGCONT) after it: a
+        store that answers nothing (a frozen VM, a network path dropping packets)."""
+        import signal
+
+        pids = self.pids()
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+
     def url(self, dbname: str = "postgres", user: str = "postgres") -> str:
         return f"postgresql://{user}@/{dbname}?host={self.base}"
 

@@ -17,7 +17,8 @@ from sessiontree.core.sync import SyncOptions
 SETUP = """
 CREATE ROLE {member} NOLOGIN;
 GRANT USAGE ON SCHEMA {schema} TO {member};
-GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.sessions, {schema}.entries, {schema}.conflicts, {schema}.dirs TO {member};
+GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.sessions, {schema}.dirs TO {member};
+GRANT SELECT, INSERT ON {schema}.entries, {schema}.conflicts TO {member};
 GRANT SELECT ON {schema}.team_members, {schema}.schema_version TO {member};
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {member};
 """

@@ -29,7 +29,7 @@ from core.test_storage_contract import (  # noqa: F401  (collected here, on this
     test_writer_starts_a_new_line_after_another_writers_torn_line,
 )
 from sessiontree.core.store import FaultInjectingStorage
-from sessiontree.core.store.postgres import PostgresSessionStorage
+from sessiontree.core.store.postgres import PgPool, PostgresSessionStorage
 
 
 @pytest.fixture(params=["postgres", "faulty-postgres"])
@@ -51,7 +51,11 @@ def test_a_lock_timeout_leaves_no_timeout_on_pooled_connections(pg_url: str) -> 
     other = PostgresSessionStorage(pg_url)
     with other.lock("/f", timeout=1), pytest.raises(LockTimeoutError), s.lock("/f", timeout=0.01):
         pass
+    shown = "SELECT current_setting('lock_timeout'), current_setting('statement_timeout')"
+    with PgPool(pg_url).connection() as fresh:
+        defaults = fresh.execute(shown).fetchone()
+    assert defaults == ("1min", "1min")  # the store's timeouts (pg_timeouts), not the lock's
     with s.pool.connection() as conn:
-        assert conn.execute("SHOW lock_timeout").fetchone() == ("0",)
+        assert conn.execute(shown).fetchone() == defaults
     s.close()
     other.close()

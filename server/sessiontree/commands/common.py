@@ -37,13 +37,36 @@ def fail(verb: str, message: str) -> int:
 
 
 def text(value: Any, missing: str = "") -> str:
-    """A JSON value as a person reads it: strings as they are, other values as JSON, and
-    ``missing`` for an absent one (never Python's ``None`` or a dict's repr)."""
+    """A JSON value as a person reads it on a terminal: strings as they are (`terminal_safe`,
+    lines kept), other values as JSON, and ``missing`` for an absent one (never Python's
+    ``None`` or a dict's repr)."""
     if value is None:
         return missing
     if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
+        return terminal_safe(value, lines=True)
+    return terminal_safe(json.dumps(value, ensure_ascii=False), lines=True)
+
+
+def terminal_safe(value: Any, *, lines: bool = False) -> str:
+    """Text someone else wrote (a teammate's row in the shared store: machine, user, cwd,
+    ids; a session's text, which a sync may have brought from a teammate) as a terminal may
+    show it: every character that is not printable (C0 and C1 controls such as ESC and BEL,
+    DEL, bidi and other format controls, line and paragraph separators) as its escape
+    (``\\x1b``), the rest as it is; with ``lines``, newlines and tabs stay (text of several
+    lines). The one rule for everything the command line prints that it did not make itself."""
+    s = value if isinstance(value, str) else str(value)
+    if s.isprintable():
+        return s
+    keep = "\n\t" if lines else ""
+    return "".join(c if c.isprintable() or c in keep else _escape(ord(c)) for c in s)
+
+
+def _escape(code: int) -> str:
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
 
 
 def _mode_kind(mode: int) -> str:

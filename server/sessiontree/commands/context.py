@@ -47,7 +47,7 @@ def _block_text(block: Any) -> str:
     if btype == "thinking":
         return "(thinking) " + text(block.get("thinking"))
     if btype == "toolCall":
-        args = json.dumps(block.get("arguments", {}), ensure_ascii=False)
+        args = text(block.get("arguments", {}))
         call_id = f"  [{text(block.get('id'))}]" if block.get("id") is not None else ""
         return f"→ {text(block.get('name'), '(no name)')}({args}){call_id}"
     if btype == "image":

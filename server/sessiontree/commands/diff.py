@@ -43,9 +43,15 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(cmp.to_dict(), ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK
-    print(f"common ancestor: {cmp.ancestor_id or '(none: different roots)'}  {cmp.ancestor_text}")
+    from sessiontree.commands.common import terminal_safe
+
+    def out(line: str = "") -> None:
+        # The session's texts and paths as a terminal may show them.
+        sys.stdout.write(terminal_safe(line, lines=True) + "\n")
+
+    out(f"common ancestor: {cmp.ancestor_id or '(none: different roots)'}  {cmp.ancestor_text}")
     for name, side in (("A", cmp.a), ("B", cmp.b)):
-        print(
+        out(
             f"{name}: {side.node_id}  {len(side.entries)} entries since, {len(side.files)} files, {len(side.commands)} commands"
         )
     paths = list(dict.fromkeys([f.path for f in cmp.a.files] + [f.path for f in cmp.b.files]))
@@ -53,13 +59,13 @@ def run(args: argparse.Namespace) -> int:
         width = max(len(p) for p in paths)
         a_of = {f.path: f.summary for f in cmp.a.files}
         b_of = {f.path: f.summary for f in cmp.b.files}
-        print()
-        print(f"{'file':<{width}}  {'A':<20}  B")
+        out()
+        out(f"{'file':<{width}}  {'A':<20}  B")
         for p in paths:
-            print(f"{p:<{width}}  {a_of.get(p, '—'):<20}  {b_of.get(p, '—')}")
+            out(f"{p:<{width}}  {a_of.get(p, '—'):<20}  {b_of.get(p, '—')}")
     if args.files:
         return EXIT_OK
     for which in ("a", "b"):
         print()
-        sys.stdout.write(render_side(cmp, which))
+        sys.stdout.write(terminal_safe(render_side(cmp, which), lines=True))
     return EXIT_OK

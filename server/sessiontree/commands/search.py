@@ -58,12 +58,14 @@ def parse_when(value: str, now: float | None = None) -> int:
 
 
 def _mark(snippet: str, ranges: list[list[int]], tty: bool) -> str:
+    from sessiontree.commands.common import terminal_safe as safe
+
     on, off = ("\x1b[1m", "\x1b[0m") if tty else ("«", "»")
     out, pos = [], 0
     for a, b in ranges:
-        out += [snippet[pos:a], on, snippet[a:b], off]
+        out += [safe(snippet[pos:a]), on, safe(snippet[a:b]), off]
         pos = b
-    out.append(snippet[pos:])
+    out.append(safe(snippet[pos:]))
     return "".join(out)
 
 
@@ -149,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
         where = "any project" if cwd is None else cwd
         print(f"no matches in {where}" + ("" if cwd is None else " (--all: every project)"))
         return 0
+    from sessiontree.commands.common import terminal_safe as safe
+
     tty = sys.stdout.isatty()
     for h in page.hits:
         when = h.timestamp or ""
@@ -166,10 +170,11 @@ def run(args: argparse.Namespace) -> int:
             if h.on_active_branch is None
             else (" (active branch)" if h.on_active_branch else " (other branch)")
         )
-        labels = " ".join(f"[{pl['label']}]" for pl in h.path_labels)
-        print(f"{when}  {h.role:9}  {h.session_name or os.path.basename(h.session_path)}  {h.entry_id}")
+        labels = safe(" ".join(f"[{pl['label']}]" for pl in h.path_labels))
+        name = safe(h.session_name or os.path.basename(h.session_path))
+        print(f"{when}  {safe(h.role):9}  {name}  {safe(h.entry_id)}")
         print(f"    {_mark(h.snippet, h.highlights, tty)}")
-        print(f"    depth {h.depth}{branch}{'  ' + labels if labels else ''}  {h.session_path}")
+        print(f"    depth {h.depth}{branch}{'  ' + labels if labels else ''}  {safe(h.session_path)}")
     more = f"; --offset {page.next_offset} for more" if page.next_offset is not None else ""
     print(f"{len(page.hits)} of {page.total}{'+' if page.capped else ''} matches{more}")
     return 0

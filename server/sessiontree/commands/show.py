@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         session[1] = names.get(info["agent"], info["agent"]) + " transcript (read-only)"
     print(f"session:  {'  '.join(session)}")
     if info.get("resumeCommand"):
-        print(f"resume:   {info['resumeCommand']}")
+        print(f"resume:   {text(info['resumeCommand'])}")
     if info.get("parentId"):
         print(f"parent:   {info['parentId']} ({info['parentKind']})")
     if h.get("title"):

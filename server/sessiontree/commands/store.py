@@ -17,6 +17,9 @@ from typing import Any
 
 ENV = "SESSIONTREE_STORE"
 
+#: Seconds `store init` and `store migrate` may take (other calls: `pg_timeouts`).
+MIGRATION_TIMEOUT = 3600.0
+
 
 def store_url(given: str | None) -> str | None:
     """The store in effect: ``--store``/``URL``, else ``$SESSIONTREE_STORE``; ``None`` for none."""
@@ -55,11 +58,15 @@ def run(args: argparse.Namespace) -> int:
             f"sessiontree {verb}: psycopg is not installed (pip install 'psycopg[binary]')", file=sys.stderr
         )
         return 2
+    from sessiontree.commands.common import terminal_safe
     from sessiontree.core.store.pg_schema import CURRENT_SCHEMA_VERSION, migrate, schema_version
+    from sessiontree.core.store.postgres import PgPool, StoreUnreachable
 
     try:
         if args.store_command in ("init", "migrate"):
-            with psycopg.connect(url, autocommit=True) as conn:
+            # A migration may rewrite a big table: an hour, not the minute of a sync's call.
+            pool = PgPool(url, timeout=MIGRATION_TIMEOUT)
+            with pool.connection() as conn:
                 have = schema_version(conn)
                 if args.store_command == "init" and have:
                     print(
@@ -75,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
                     )
                     return 2
                 applied = migrate(conn)
+            pool.close()
             if applied:
                 print(f"schema version {applied[-1]} (applied {', '.join(map(str, applied))})")
             else:
@@ -83,14 +91,15 @@ def run(args: argparse.Namespace) -> int:
         if args.store_command == "ls":
             return _ls(url, args.json)
         return _conflicts(url)
-    except (psycopg.Error, OSError, ValueError) as exc:
-        print(f"sessiontree {verb}: {str(exc).strip()}", file=sys.stderr)
+    except (psycopg.Error, OSError, ValueError, StoreUnreachable) as exc:
+        print(f"sessiontree {verb}: {terminal_safe(str(exc).strip())}", file=sys.stderr)
         return 2
 
 
 def _ls(url: str, as_json: bool) -> int:
     import json
 
+    from sessiontree.commands.common import terminal_safe as safe
     from sessiontree.core.store.postgres import PostgresSessionStorage
 
     storage = PostgresSessionStorage(url)
@@ -104,11 +113,15 @@ def _ls(url: str, as_json: bool) -> int:
     by_machine: dict[str, list[Any]] = {}
     for s in sessions:
         by_machine.setdefault(s.machine or "?", []).append(s)
+    # Every field but the counts is what a teammate's machine (or the teammate) wrote.
     for machine in sorted(by_machine):
-        print(f"{machine}:")
+        print(f"{safe(machine)}:")
         for s in by_machine[machine]:
             damaged = f"  ({s.damaged_lines} damaged line(s) not shared)" if s.damaged_lines else ""
-            print(f"  {s.session_id}  {s.entries:>6} entries  {s.os_user or '?'}  {s.cwd or '?'}{damaged}")
+            print(
+                f"  {safe(s.session_id)}  {s.entries:>6} entries  {safe(s.os_user or '?')}"
+                f"  {safe(s.cwd or '?')}{damaged}"
+            )
     return 0
 
 
@@ -119,15 +132,20 @@ def _asdict(obj: Any) -> dict[str, Any]:
 
 
 def _conflicts(url: str) -> int:
-    import psycopg
-
+    from sessiontree.commands.common import terminal_safe as safe
     from sessiontree.core.store.pg_schema import SCHEMA
+    from sessiontree.core.store.postgres import PgPool
 
-    with psycopg.connect(url, autocommit=True) as conn:
+    pool = PgPool(url)
+    with pool.connection() as conn:
         rows = conn.execute(
             f"SELECT s.session_id, c.entry_id, c.machine, c.detected_at FROM {SCHEMA}.conflicts c"
             f" JOIN {SCHEMA}.sessions s ON s.pk = c.session_pk ORDER BY c.detected_at"
         ).fetchall()
+    pool.close()
     for session_id, entry_id, machine, when in rows:
-        print(f"{session_id}  entry {entry_id}: {machine}'s copy differs ({when:%Y-%m-%d %H:%M:%S})")
+        print(
+            f"{safe(session_id)}  entry {safe(entry_id)}: {safe(machine)}'s copy differs"
+            f" ({when:%Y-%m-%d %H:%M:%S})"
+        )
     return 1 if rows else 0

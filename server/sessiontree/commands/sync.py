@@ -54,6 +54,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sessiontree.commands.common import terminal_safe
     from sessiontree.commands.store import store_url
 
     url = store_url(args.store)
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from sessiontree.core import paths
     from sessiontree.core.store.postgres import PostgresSessionStorage, StoreUnreachable
-    from sessiontree.core.sync import Syncer, SyncOptions
+    from sessiontree.core.sync import RefusedRow, Syncer, SyncOptions
 
     exclude = list(args.exclude)
     exclude += [d for d in os.environ.get("SESSIONTREE_SYNC_EXCLUDE", "").split(os.pathsep) if d]
@@ -87,7 +88,11 @@ def run(args: argparse.Namespace) -> int:
 
     def say(text: str) -> None:
         if not args.quiet:
-            print(f"sessiontree sync: {text}", file=sys.stderr, flush=True)
+            print(f"sessiontree sync: {terminal_safe(text)}", file=sys.stderr, flush=True)
+
+    def fail(text: object) -> int:
+        print(f"sessiontree sync: {terminal_safe(text)}", file=sys.stderr)
+        return 2
 
     storage = PostgresSessionStorage(url, machine=args.machine)
     syncer = Syncer(
@@ -98,37 +103,35 @@ def run(args: argparse.Namespace) -> int:
     def report(results: list[Any]) -> None:
         nonlocal problems
         for r in results:
-            if r.conflicts or r.damaged:
+            if r.conflicts or r.damaged or r.refused or r.changed_under:
                 problems = True
-            if r.pushed or r.pulled or r.conflicts:
-                say(f"{r.path}: pushed {r.pushed}, pulled {r.pulled}, conflicts {len(r.conflicts)}")
+            if r.pushed or r.pulled or r.conflicts or r.refused:
+                conflicts = len(r.conflicts) + len(r.refused)
+                say(f"{r.path}: pushed {r.pushed}, pulled {r.pulled}, conflicts {conflicts}")
             elif r.skipped and r.skipped not in ("excluded", "missing", "empty"):
                 say(f"{r.path}: skipped: {r.skipped}")
 
     try:
         storage.check()
     except ValueError as exc:
-        print(f"sessiontree sync: {exc}", file=sys.stderr)
         storage.close()
-        return 2
+        return fail(exc)
     except StoreUnreachable as exc:
         if not args.watch:
-            print(f"sessiontree sync: {exc}", file=sys.stderr)
             storage.close()
-            return 2
+            return fail(exc)
         say(f"{exc}; local sessions keep working, retrying")
     try:
         if args.fetch:
-            shared = storage.find_session(args.fetch)
-            if shared is None:
-                print(
-                    f"sessiontree sync: no shared session {args.fetch} (or not visible to this role)",
-                    file=sys.stderr,
-                )
-                return 2
-            target = paths.get_default_session_dir(shared.cwd or os.getcwd(), args.agent_dir)
-            path = syncer.fetch(args.fetch, target)
-            print(path)
+            # The copy goes where the session's row says only if that is a plain name in the
+            # agent's sessions dir (core/sync/placement.py).
+            try:
+                path = syncer.fetch(args.fetch)
+            except FileNotFoundError:
+                return fail(f"no shared session {args.fetch} (or not visible to this role)")
+            except (RefusedRow, FileExistsError) as exc:
+                return fail(f"refused: {exc}")
+            print(terminal_safe(path))
             return 0
         if args.watch:
             from sessiontree.core.sync.watch import watch
@@ -151,7 +154,6 @@ def run(args: argparse.Namespace) -> int:
         say(f"{len(files)} session(s): pushed {pushed} entries, pulled {pulled}")
         return 1 if problems else 0
     except StoreUnreachable as exc:
-        print(f"sessiontree sync: {exc}; rerun to resume (nothing is lost)", file=sys.stderr)
-        return 2
+        return fail(f"{exc}; rerun to resume (nothing is lost)")
     finally:
         storage.close()

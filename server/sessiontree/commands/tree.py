@@ -36,6 +36,7 @@ from sessiontree.commands.common import (
     EXIT_UNUSABLE,
     entry_not_found,
     open_for_viewing,
+    terminal_safe,
 )
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
@@ -140,9 +141,11 @@ def row_line(row: Any, *, full_art: bool = False, color: bool = False, id_width:
         parts.append(_sgr(_DIM, f"[{row.id}]".ljust(id_width + 2) + " ", color))
     parts.append(_sgr(_DIM, art, color))
     parts.append(_sgr(look, marker, color))
+    # The session's own text, made terminal-safe before the colours are put around it.
     if row.label:
-        parts.append(_sgr(_LABEL, f"[{row.label}]", color) + " ")
-    parts.append(_sgr(look, row.text, color) if look else row.text)
+        parts.append(_sgr(_LABEL, f"[{terminal_safe(row.label)}]", color) + " ")
+    shown = terminal_safe(row.text)
+    parts.append(_sgr(look, shown, color) if look else shown)
     return "".join(parts)
 
 

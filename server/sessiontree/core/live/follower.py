@@ -357,6 +357,12 @@ class Follower:
         path = self._path()
         if path is None:
             return None
+        if self._store_follow:
+            # A backend that keeps what it read (the shared store in the daemon) answers
+            # looks from it; a write asks it for what others added first.
+            refresh = getattr(self._storage, "refresh", None)
+            if refresh is not None:
+                refresh(path)
         if self._unchanged_since_known(path):
             # The file is as last read, header and all: the fast path's one stat suffices.
             leaf = self._session.get_leaf_id()

@@ -137,8 +137,214 @@ UPDATE {SCHEMA}.sessions s SET entry_count =
     (SELECT count(*) FROM {SCHEMA}.entries e WHERE e.session_pk = s.pk AND e.entry_id IS NOT NULL);
 """
 
+# Shared sessions are append-only by the database's own rules, whoever writes the SQL
+# (docs/shared-store.md, "A hostile teammate"): a teammate may add rows to a session of
+# their team, never change or remove one, and the rows they add must be what their columns
+# say (docs/reliability.md, "The shared store"). Only the store's owner (the role that ran
+# `store init`, or a superuser) may delete a shared session that is not its own, or clear
+# conflicts; nobody rewrites an entry row.
+_V4 = f"""
+-- true: the database parsed the line and it agrees with its columns; false: it could not
+-- parse it (a lone surrogate escape), so every reader checks it (core/store/rows.py);
+-- NULL: written before this migration, or a row of a file that is no shared session.
+ALTER TABLE {SCHEMA}.entries ADD COLUMN checked boolean;
+CREATE INDEX entries_unchecked ON {SCHEMA}.entries (session_pk, seq) WHERE checked IS NOT TRUE;
+
+-- The store's owner (a member of the role owning the tables, or a superuser).
+CREATE FUNCTION {SCHEMA}.is_admin() RETURNS boolean LANGUAGE sql STABLE AS $$
+    SELECT pg_has_role(current_user,
+        (SELECT relowner FROM pg_class WHERE oid = '{SCHEMA}.sessions'::regclass), 'MEMBER')
+$$;
+
+CREATE FUNCTION {SCHEMA}.entries_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    is_shared boolean;
+    prev_end bigint;
+    body bytea;
+    v jsonb;
+BEGIN
+    IF length(NEW.line) > 1
+        AND position(decode('0a', 'hex') IN substring(NEW.line FROM 1 FOR length(NEW.line) - 1)) > 0 THEN
+        RAISE EXCEPTION 'sessiontree: a row holds one line (seq %)', NEW.seq USING ERRCODE = 'check_violation';
+    END IF;
+    SELECT s.shared INTO is_shared FROM {SCHEMA}.sessions s WHERE s.pk = NEW.session_pk;
+    IF NOT coalesce(is_shared, false) THEN
+        NEW.checked := NULL;
+        RETURN NEW;
+    END IF;
+    -- Rows follow each other: seq is the next one and off the bytes before it.
+    IF NEW.seq = 1 THEN
+        prev_end := 0;
+    ELSE
+        SELECT e.off + length(e.line) INTO prev_end FROM {SCHEMA}.entries e
+            WHERE e.session_pk = NEW.session_pk AND e.seq = NEW.seq - 1;
+    END IF;
+    IF prev_end IS DISTINCT FROM NEW.off THEN
+        RAISE EXCEPTION 'sessiontree: row % of a shared session does not follow the rows before it', NEW.seq
+            USING ERRCODE = 'check_violation';
+    END IF;
+    IF right(encode(NEW.line, 'hex'), 2) <> '0a' THEN
+        RAISE EXCEPTION 'sessiontree: row % of a shared session is no whole line', NEW.seq
+            USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW.seq > 1 THEN
+        IF NEW.entry_id IS NULL THEN
+            RAISE EXCEPTION 'sessiontree: row % of a shared session carries no entry id', NEW.seq
+                USING ERRCODE = 'check_violation';
+        END IF;
+        body := NEW.line;
+        WHILE length(body) > 0 AND get_byte(body, length(body) - 1) IN (10, 13) LOOP
+            body := substring(body FROM 1 FOR length(body) - 1);
+        END LOOP;
+        IF NEW.hash IS DISTINCT FROM sha256(body) THEN
+            RAISE EXCEPTION 'sessiontree: the hash of row % is not the hash of its line', NEW.seq
+                USING ERRCODE = 'check_violation';
+        END IF;
+    END IF;
+    BEGIN
+        v := convert_from(NEW.line, 'UTF8')::jsonb;
+    EXCEPTION WHEN others THEN
+        v := NULL;
+    END;
+    IF v IS NULL THEN
+        -- PostgreSQL takes no lone surrogate escape (agents write them) nor a NUL escape: with
+        -- those made U+FFFD the line must be JSON; its id is then the readers' to check.
+        BEGIN
+            PERFORM regexp_replace(convert_from(NEW.line, 'UTF8'),
+                '\\\\u([dD][89a-fA-F][0-9a-fA-F]{{2}}|0000)', '\\\\ufffd', 'g')::jsonb;
+        EXCEPTION WHEN others THEN
+            RAISE EXCEPTION 'sessiontree: row % of a shared session is not one JSON value', NEW.seq
+                USING ERRCODE = 'check_violation';
+        END;
+        NEW.checked := false;
+        RETURN NEW;
+    END IF;
+    IF jsonb_typeof(v) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'sessiontree: row % of a shared session is no JSON object', NEW.seq
+            USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW.seq = 1 THEN
+        IF v->>'type' IS DISTINCT FROM 'session' OR jsonb_typeof(v->'id') IS DISTINCT FROM 'string'
+            OR NEW.entry_id IS NOT NULL THEN
+            RAISE EXCEPTION 'sessiontree: the first row of a shared session is its header'
+                USING ERRCODE = 'check_violation';
+        END IF;
+    ELSIF v->>'type' = 'session' THEN
+        RAISE EXCEPTION 'sessiontree: row % would be a second session header', NEW.seq
+            USING ERRCODE = 'check_violation';
+    ELSIF jsonb_typeof(v->'id') IS DISTINCT FROM 'string' OR v->>'id' <> NEW.entry_id THEN
+        RAISE EXCEPTION 'sessiontree: the line of row % carries id %, its entry_id column %',
+            NEW.seq, v->>'id', NEW.entry_id USING ERRCODE = 'check_violation';
+    END IF;
+    NEW.checked := true;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER entries_insert BEFORE INSERT ON {SCHEMA}.entries
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.entries_insert();
+
+-- Entry rows are never changed; they go only with their session (a cascade: the session
+-- row is gone by then) or with a file of the storage seam that is no shared session.
+-- Conflicts are kept the same way; the store's owner may clear them.
+CREATE FUNCTION {SCHEMA}.rows_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    is_shared boolean;
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        RAISE EXCEPTION 'sessiontree: % rows are append-only: they are never changed', TG_TABLE_NAME
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    SELECT s.shared INTO is_shared FROM {SCHEMA}.sessions s WHERE s.pk = OLD.session_pk;
+    IF NOT coalesce(is_shared, false) OR (TG_TABLE_NAME = 'conflicts' AND {SCHEMA}.is_admin()) THEN
+        RETURN OLD;
+    END IF;
+    RAISE EXCEPTION 'sessiontree: % rows of a shared session are append-only: they go only with their session',
+        TG_TABLE_NAME USING ERRCODE = 'insufficient_privilege';
+END $$;
+CREATE TRIGGER entries_append_only BEFORE UPDATE OR DELETE ON {SCHEMA}.entries
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.rows_append_only();
+CREATE TRIGGER conflicts_append_only BEFORE UPDATE OR DELETE ON {SCHEMA}.conflicts
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.rows_append_only();
+
+CREATE FUNCTION {SCHEMA}.no_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT {SCHEMA}.is_admin() THEN
+        RAISE EXCEPTION 'sessiontree: only the store''s owner may empty %', TG_TABLE_NAME
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER sessions_no_truncate BEFORE TRUNCATE ON {SCHEMA}.sessions
+    FOR EACH STATEMENT EXECUTE FUNCTION {SCHEMA}.no_truncate();
+CREATE TRIGGER entries_no_truncate BEFORE TRUNCATE ON {SCHEMA}.entries
+    FOR EACH STATEMENT EXECUTE FUNCTION {SCHEMA}.no_truncate();
+CREATE TRIGGER conflicts_no_truncate BEFORE TRUNCATE ON {SCHEMA}.conflicts
+    FOR EACH STATEMENT EXECUTE FUNCTION {SCHEMA}.no_truncate();
+
+-- A shared session's row: where it comes from never changes; its size, last seq and entry
+-- count are those of its rows; only its owner or the store's owner deletes it.
+CREATE FUNCTION {SCHEMA}.sessions_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    last_seq_v bigint;
+    size_v bigint;
+    added bigint;
+BEGIN
+    IF NOT OLD.shared OR {SCHEMA}.is_admin() THEN
+        IF TG_OP = 'DELETE' THEN
+            RETURN OLD;
+        END IF;
+        RETURN NEW;
+    END IF;
+    IF TG_OP = 'DELETE' THEN
+        IF OLD.owner = current_user THEN
+            RETURN OLD;
+        END IF;
+        RAISE EXCEPTION 'sessiontree: shared session % is append-only: only its owner (%) or the store''s owner deletes it',
+            OLD.session_id, OLD.owner USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF (NEW.pk, NEW.path, NEW.dir, NEW.session_id, NEW.generation, NEW.machine, NEW.os_user,
+        NEW.agent_dir, NEW.cwd, NEW.file_name, NEW.team, NEW.owner, NEW.shared, NEW.created_at)
+        IS DISTINCT FROM (OLD.pk, OLD.path, OLD.dir, OLD.session_id, OLD.generation, OLD.machine,
+        OLD.os_user, OLD.agent_dir, OLD.cwd, OLD.file_name, OLD.team, OLD.owner, OLD.shared, OLD.created_at) THEN
+        RAISE EXCEPTION 'sessiontree: where shared session % comes from is never changed', OLD.session_id
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF NEW.last_seq IS DISTINCT FROM OLD.last_seq OR NEW.size IS DISTINCT FROM OLD.size
+        OR NEW.entry_count IS DISTINCT FROM OLD.entry_count THEN
+        SELECT e.seq, e.off + length(e.line) INTO last_seq_v, size_v FROM {SCHEMA}.entries e
+            WHERE e.session_pk = NEW.pk ORDER BY e.seq DESC LIMIT 1;
+        SELECT count(*) INTO added FROM {SCHEMA}.entries e
+            WHERE e.session_pk = NEW.pk AND e.seq > OLD.last_seq AND e.entry_id IS NOT NULL;
+        IF NEW.last_seq IS DISTINCT FROM coalesce(last_seq_v, 0) OR NEW.size IS DISTINCT FROM coalesce(size_v, 0)
+            OR NEW.entry_count IS DISTINCT FROM OLD.entry_count + added THEN
+            RAISE EXCEPTION 'sessiontree: the size, last seq and entry count of shared session % are those of its rows',
+                OLD.session_id USING ERRCODE = 'check_violation';
+        END IF;
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER sessions_guard BEFORE UPDATE OR DELETE ON {SCHEMA}.sessions
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.sessions_guard();
+
+-- And by privileges, where the owner granted more: members need only to read and add
+-- entries and conflicts (cascades run as the tables' owner).
+DO $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT DISTINCT g.grantee FROM information_schema.role_table_grants g
+        WHERE g.table_schema = '{SCHEMA}' AND g.table_name IN ('entries', 'conflicts')
+          AND g.privilege_type IN ('UPDATE', 'DELETE', 'TRUNCATE')
+          AND g.grantee <> (SELECT pg_get_userbyid(c.relowner) FROM pg_class c
+                            WHERE c.oid = '{SCHEMA}.entries'::regclass)
+    LOOP
+        EXECUTE format('REVOKE UPDATE, DELETE, TRUNCATE ON {SCHEMA}.entries, {SCHEMA}.conflicts FROM %s',
+            CASE WHEN r.grantee = 'PUBLIC' THEN 'PUBLIC' ELSE quote_ident(r.grantee) END);
+    END LOOP;
+END $$;
+"""
+
 #: The migrations, in order; version n is reached by ``MIGRATIONS[n - 1]``.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 
 #: The version `migrate` brings a store to (the one place it lives).
 CURRENT_SCHEMA_VERSION = len(MIGRATIONS)

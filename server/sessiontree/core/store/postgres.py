@@ -24,7 +24,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +32,9 @@ from typing import Any
 from ..errors import LockTimeoutError
 from ..format.jsonl import is_session_header, loads_line
 from .pg_schema import SCHEMA
+from .pg_timeouts import GRACE, Deadlines, connect_params, default_timeout
 from .protocol import DEFAULT_LOCK_TIMEOUT, AppendingWriter, FileStat, SessionStorageWriter, whole_lines
+from .rows import entry_hash, refused_row
 from .torn import separator_after
 
 __all__ = [
@@ -68,12 +70,6 @@ def default_user() -> str:
         return getpass.getuser()
     except Exception:
         return str(os.getuid())
-
-
-def entry_hash(line: bytes) -> bytes:
-    """The content of an entry line as compared across machines: SHA-256 of its bytes
-    without the line ending (copies made by the sync are byte-identical)."""
-    return hashlib.sha256(line.rstrip(b"\r\n")).digest()
 
 
 def split_lines(data: bytes) -> list[bytes]:
@@ -129,24 +125,31 @@ def _ancestors(path: str) -> list[str]:
 class PgPool:
     """A few autocommit connections to one store, shared by threads (one per use).
 
-    A connection that failed is dropped; any ``psycopg.OperationalError`` becomes
+    Every use is bounded (`pg_timeouts`): ``connect_timeout`` for a new connection,
+    ``timeout`` for a statement, a transaction or a lock wait, on the server and by the
+    client's own deadline. A connection that failed is dropped; any
+    ``psycopg.OperationalError`` (a deadline that fired included) becomes
     :class:`StoreUnreachable`."""
 
-    def __init__(self, url: str, *, max_idle: int = 8, connect_timeout: float = 10.0) -> None:
+    def __init__(
+        self, url: str, *, max_idle: int = 8, connect_timeout: float = 10.0, timeout: float | None = None
+    ) -> None:
         self.url = url
         self._idle: list[Any] = []
         self._lock = threading.Lock()
         self._max_idle = max_idle
         #: Seconds to wait for a connection (libpq's connect_timeout, at least 1).
         self.connect_timeout = connect_timeout
+        #: Seconds one use may take (statement_timeout, lock_timeout, the client's deadline).
+        self.timeout = timeout if timeout is not None else default_timeout()
+        self._deadlines = Deadlines.shared()
 
     def connect(self) -> Any:
         import psycopg
 
+        params = connect_params(self.url, connect_timeout=self.connect_timeout, timeout=self.timeout)
         try:
-            return psycopg.connect(
-                self.url, autocommit=True, connect_timeout=max(1, int(self.connect_timeout))
-            )
+            return psycopg.connect(autocommit=True, **params)
         except psycopg.OperationalError as exc:
             raise StoreUnreachable(errno.ECONNREFUSED, f"the session store is unreachable: {exc}") from exc
 
@@ -171,19 +174,56 @@ class PgPool:
         conn.close()
 
     @contextmanager
-    def connection(self) -> Iterator[Any]:
-        """A connection for the block, back to the pool afterwards."""
+    def bounded(self, conn: Any, timeout: float | None = None) -> Iterator[None]:
+        """The block's use of ``conn`` may take ``timeout`` (the pool's by default): past
+        it and the grace, the client shuts the connection and the block fails with
+        :class:`StoreUnreachable` ("did not answer within N s")."""
+        import psycopg
+
+        seconds = self.timeout if timeout is None else timeout
+        token = self._deadlines.arm(conn, seconds + GRACE)
+        fired = False
+        try:
+            yield
+        except psycopg.OperationalError as exc:
+            fired = self._deadlines.disarm(token)
+            if fired:
+                raise StoreUnreachable(
+                    errno.ETIMEDOUT, f"the session store did not answer within {seconds:g} s"
+                ) from exc
+            raise
+        finally:
+            if not fired:
+                fired = self._deadlines.disarm(token)
+                if fired:
+                    # Shut after the block's last call returned: the connection is unusable.
+                    conn.close()
+
+    @contextmanager
+    def connection(self, timeout: float | None = None) -> Iterator[Any]:
+        """A connection for the block, back to the pool afterwards; the block may take
+        ``timeout`` seconds (the pool's by default)."""
         import psycopg
 
         conn = self.take()
         try:
-            yield conn
+            with self.bounded(conn, timeout):
+                yield conn
         except psycopg.OperationalError as exc:
             conn.close()
+            if isinstance(exc, (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable)):
+                raise StoreUnreachable(
+                    errno.ETIMEDOUT,
+                    f"the session store did not finish within {self.timeout:g} s: {str(exc).strip()}",
+                ) from exc
             # One lost connection (a restarted server) means the idle ones are gone too:
             # the next use connects afresh instead of failing on each of them in turn.
             self.close()
             raise StoreUnreachable(errno.EIO, f"the session store connection was lost: {exc}") from exc
+        except StoreUnreachable:
+            conn.close()
+            self.close()
+            raise
         except BaseException:
             if conn.info.transaction_status != 0:
                 conn.close()
@@ -192,9 +232,9 @@ class PgPool:
             self.give(conn)
 
     @contextmanager
-    def transaction(self) -> Iterator[Any]:
+    def transaction(self, timeout: float | None = None) -> Iterator[Any]:
         """A connection inside one transaction for the block."""
-        with self.connection() as conn, conn.transaction():
+        with self.connection(timeout) as conn, conn.transaction():
             yield conn
 
     def close(self) -> None:
@@ -220,13 +260,31 @@ class PostgresSessionStorage:
     #: Open sessions follow other writers through `stat` and `read_range` (core/live).
     followable = True
 
-    def __init__(self, url: str, *, machine: str | None = None, user: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        machine: str | None = None,
+        user: str | None = None,
+        timeout: float | None = None,
+        mirror: bool = False,
+    ) -> None:
         self.url = url
-        self.pool = PgPool(url)
+        #: ``timeout``: seconds one use of the store may take (`pg_timeouts`).
+        self.pool = PgPool(url, timeout=timeout)
         self.machine = machine or default_machine()
         self.user = user or default_user()
         self._last_ns = 0
         self._ns_lock = threading.Lock()
+        # With ``mirror`` (the daemon), the bytes of each shared session read are kept here:
+        # its stat and reads answer from them without waiting on the store, and `refresh`
+        # is what asks the store for more (docs/shared-store.md, "Live in the daemon").
+        self._mirrors: dict[str, _Mirror] | None = {} if mirror else None
+        self._mirror_lock = threading.Lock()
+        self._refresh_lock = threading.Lock()
+        #: Where refused rows and rows changed under a reader are reported (a line of text).
+        self.report: Callable[[str], None] | None = None
+        self._reported: set[tuple[str, int]] = set()
 
     def close(self) -> None:
         """Close the idle connections."""
@@ -351,6 +409,18 @@ class PostgresSessionStorage:
             self._claim_session_id(conn, pk, header_id, lines[0])
         return off, seq
 
+    @staticmethod
+    def _end_of(conn: Any, pk: int) -> tuple[int, int, bytes]:
+        """``(last seq, size, last line)`` of file ``pk`` as its rows say (its row locked):
+        where the next row goes, even when the session row's counters were changed by hand."""
+        row = conn.execute(
+            f"SELECT seq, off, line FROM {S}.entries WHERE session_pk = %s ORDER BY seq DESC LIMIT 1", (pk,)
+        ).fetchone()
+        if row is None:
+            return 0, 0, b""
+        line = bytes(row[2])
+        return int(row[0]), int(row[1]) + len(line), line
+
     def _claim_session_id(self, conn: Any, pk: int, session_id: str, header: bytes) -> None:
         cwd = None
         try:
@@ -391,6 +461,9 @@ class PostgresSessionStorage:
 
     def stat(self, path: str) -> FileStat:
         path = os.path.normpath(path)
+        mirrored = self._mirror_of(path)
+        if mirrored is not None:
+            return mirrored.stat()
         with self.pool.connection() as conn:
             row = self._file_row(conn, path)
             if row is not None:
@@ -401,42 +474,219 @@ class PostgresSessionStorage:
         raise _enoent(path)
 
     def _pk(self, conn: Any, path: str) -> int:
-        row = conn.execute(f"SELECT pk FROM {S}.sessions WHERE path = %s", (path,)).fetchone()
+        return self._file_of(conn, path)[0]
+
+    def _file_of(self, conn: Any, path: str) -> tuple[int, bool, int, int]:
+        """``(pk, shared, generation, mtime_ns)`` of the file at ``path``."""
+        row = conn.execute(
+            f"SELECT pk, shared, generation, mtime_ns FROM {S}.sessions WHERE path = %s", (path,)
+        ).fetchone()
         if row is None:
             if self._is_dir(conn, path):
                 raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
             raise _enoent(path)
-        return int(row[0])
+        return int(row[0]), bool(row[1]), int(row[2]), int(row[3])
 
     def read_bytes(self, path: str) -> bytes:
         path = os.path.normpath(path)
+        if self._mirror_of(path) is not None:
+            # Kept already (a sniff of the first bytes read it all): what was added since,
+            # and the whole again only if the rows changed under it.
+            self.refresh(path)
+            mirrored = self._mirror_of(path)
+            if mirrored is not None:
+                with self._mirror_lock:
+                    return bytes(mirrored.data)
         with self.pool.connection() as conn:
-            pk = self._pk(conn, path)
-            row = conn.execute(
-                f"SELECT string_agg(line, ''::bytea ORDER BY seq) FROM {S}.entries WHERE session_pk = %s",
-                (pk,),
+            pk, shared, generation, mtime_ns = self._file_of(conn, path)
+            if not shared:
+                row = conn.execute(
+                    f"SELECT string_agg(line, ''::bytea ORDER BY seq) FROM {S}.entries WHERE session_pk = %s",
+                    (pk,),
+                ).fetchone()
+                return bytes(row[0]) if row and row[0] is not None else b""
+            mirror = self._read_shared(conn, path, pk, generation, mtime_ns)
+        if self._mirrors is not None:
+            with self._mirror_lock:
+                old = self._mirrors.get(path)
+                if old is not None:
+                    mirror.epoch = old.epoch
+                self._mirrors[path] = mirror
+        return bytes(mirror.data)
+
+    def _read_shared(self, conn: Any, path: str, pk: int, generation: int, mtime_ns: int) -> _Mirror:
+        """Every row of shared session ``pk``, each checked (`rows.refused_row`): a row the
+        database did not vouch for and that is not what its columns say reads as a line of
+        ``!`` of its length (offsets stay right; the loader drops it and says so)."""
+        row = conn.execute(
+            f"SELECT string_agg(line, ''::bytea ORDER BY seq), max(seq) FROM {S}.entries WHERE session_pk = %s",
+            (pk,),
+        ).fetchone()
+        data = bytearray(row[0]) if row and row[0] is not None else bytearray()
+        last_seq = int(row[1]) if row and row[1] is not None else 0
+        unchecked = conn.execute(
+            f"SELECT seq, off, entry_id, line, hash FROM {S}.entries"
+            " WHERE session_pk = %s AND checked IS NOT TRUE AND seq <= %s ORDER BY seq",
+            (pk, last_seq),
+        ).fetchall()
+        refused = [r for r in unchecked if self._refusal(path, r[0], r[2], bytes(r[3]), r[4]) is not None]
+        if refused:
+            # Where each refused row sits: the lengths of the rows before it (its ``off`` is
+            # a column like the others).
+            lengths = conn.execute(
+                f"SELECT seq, octet_length(line) FROM {S}.entries WHERE session_pk = %s AND seq <= %s ORDER BY seq",
+                (pk, last_seq),
+            ).fetchall()
+            starts: dict[int, int] = {}
+            pos = 0
+            for seq, n in lengths:
+                starts[int(seq)] = pos
+                pos += int(n)
+            for seq, _off, _ident, line, _digest in refused:
+                at = starts[int(seq)]
+                data[at : at + len(line)] = _blank(bytes(line))
+        last_line, last_end = b"", 0
+        if last_seq:
+            got = conn.execute(
+                f"SELECT line, off FROM {S}.entries WHERE session_pk = %s AND seq = %s", (pk, last_seq)
             ).fetchone()
-            return bytes(row[0]) if row and row[0] is not None else b""
+            if got:
+                last_line = bytes(got[0])
+                last_end = int(got[1]) + len(last_line)
+        return _Mirror(pk, generation, data, last_seq, last_line, last_end, mtime_ns, refused=len(refused))
+
+    def _mirror_of(self, path: str) -> _Mirror | None:
+        if self._mirrors is None:
+            return None
+        with self._mirror_lock:
+            return self._mirrors.get(path)
+
+    def refresh(self, path: str) -> bool:
+        """Bring the kept bytes of shared session ``path`` up to the store's (a store call,
+        bounded by the pool's timeout); True when they changed. Rows that changed under
+        them (the last row held is gone or different, a row that does not follow the bytes
+        held) make them read again whole under a new identity, so a follower reloads the
+        session. Without kept bytes, nothing is done."""
+        path = os.path.normpath(path)
+        with self._refresh_lock:
+            mirror = self._mirror_of(path)
+            if mirror is None:
+                return False
+            with self.pool.connection() as conn:
+                rows = conn.execute(
+                    f"SELECT seq, off, entry_id, line, hash, checked FROM {S}.entries"
+                    " WHERE session_pk = %s AND seq >= %s ORDER BY seq",
+                    (mirror.pk, mirror.last_seq),
+                ).fetchall()
+                changed_under = False
+                if mirror.last_seq:
+                    first = rows[0] if rows else None
+                    changed_under = (
+                        first is None
+                        or int(first[0]) != mirror.last_seq
+                        or bytes(first[3]) != mirror.last_line
+                    )
+                    rows = rows[1:]
+                added = bytearray()
+                last_seq, last_line, last_end = mirror.last_seq, mirror.last_line, mirror.last_end
+                for seq, off, ident, line, digest, checked in rows:
+                    line = bytes(line)
+                    # Each row follows the one before it, as the rows held were stored.
+                    if int(seq) != last_seq + 1 or int(off) != last_end:
+                        changed_under = True
+                        break
+                    added += (
+                        line
+                        if checked or self._refusal(path, seq, ident, line, digest) is None
+                        else _blank(line)
+                    )
+                    last_seq, last_line, last_end = int(seq), line, int(off) + len(line)
+                if changed_under:
+                    self._say(
+                        f"the rows of shared session {path} changed under this reader: read again whole"
+                    )
+                    _pk, _shared, generation, mtime_ns = self._file_of(conn, path)
+                    fresh = self._read_shared(conn, path, mirror.pk, generation, mtime_ns)
+                    fresh.epoch = mirror.epoch + 1
+                    with self._mirror_lock:
+                        if self._mirrors is not None and path in self._mirrors:
+                            self._mirrors[path] = fresh
+                    return True
+                if not added:
+                    return False
+                got = conn.execute(
+                    f"SELECT mtime_ns FROM {S}.sessions WHERE pk = %s", (mirror.pk,)
+                ).fetchone()
+            with self._mirror_lock:
+                mirror.data += added
+                mirror.last_seq, mirror.last_line, mirror.last_end = last_seq, last_line, last_end
+                if got is not None:
+                    mirror.mtime_ns = int(got[0])
+            return True
+
+    def _say(self, text: str) -> None:
+        if self.report is not None:
+            self.report(text)
+
+    def _refusal(self, path: str, seq: int, ident: str | None, line: bytes, digest: Any) -> str | None:
+        """`rows.refused_row` of one row of shared session ``path``, reported when refused."""
+        why = refused_row(ident, line, bytes(digest) if digest is not None else None, first=int(seq) == 1)
+        if why is not None and (path, int(seq)) not in self._reported:
+            self._reported.add((path, int(seq)))
+            self._say(f"row {seq} of shared session {path} refused: {why}")
+        return why
+
+    def _drop_mirrors(self, *paths: str) -> None:
+        if self._mirrors is not None:
+            with self._mirror_lock:
+                for p in paths:
+                    self._mirrors.pop(p, None)
+
+    def forget(self, keep: set[str] | None = None) -> None:
+        """Let the kept bytes go: of every session but those in ``keep`` (normalized paths)."""
+        if self._mirrors is None:
+            return
+        with self._mirror_lock:
+            for path in list(self._mirrors):
+                if keep is None or path not in keep:
+                    del self._mirrors[path]
 
     def read_range(self, path: str, offset: int, length: int) -> bytes:
         if offset < 0 or length < 0:
             raise ValueError("offset and length must not be negative")
         path = os.path.normpath(path)
+        if self._mirrors is not None:
+            mirror = self._mirror_of(path)
+            if mirror is None or offset + length > len(mirror.data):
+                if mirror is None:
+                    self.read_bytes(path)
+                else:
+                    self.refresh(path)
+                mirror = self._mirror_of(path)
+            if mirror is not None:
+                with self._mirror_lock:
+                    return bytes(mirror.data[offset : offset + length])
         with self.pool.connection() as conn:
-            pk = self._pk(conn, path)
+            pk, shared, _generation, _mtime = self._file_of(conn, path)
             if length == 0:
                 return b""
             end = offset + length
             rows = conn.execute(
-                f"SELECT off, line FROM {S}.entries WHERE session_pk = %s AND off < %s AND off >= "
-                f"(SELECT coalesce(max(off), 0) FROM {S}.entries WHERE session_pk = %s AND off <= %s)"
-                " ORDER BY off",
+                f"SELECT off, line, seq, entry_id, hash, checked FROM {S}.entries WHERE session_pk = %s"
+                f" AND off < %s AND off >= (SELECT coalesce(max(off), 0) FROM {S}.entries"
+                " WHERE session_pk = %s AND off <= %s) ORDER BY off",
                 (pk, end, pk, offset),
             ).fetchall()
         if not rows:
             return b""
         start = int(rows[0][0])
-        buf = b"".join(bytes(r[1]) for r in rows)
+        parts = []
+        for _off, line, seq, ident, digest, checked in rows:
+            line = bytes(line)
+            if shared and not checked and self._refusal(path, seq, ident, line, digest) is not None:
+                line = _blank(line)
+            parts.append(line)
+        buf = b"".join(parts)
         return buf[offset - start : end - start]
 
     def read_prefix(self, path: str, n: int) -> bytes:
@@ -482,21 +732,20 @@ class PostgresSessionStorage:
             row = self._file_row(conn, path, lock=True)
             if row is None:
                 row = self._create_file(conn, path)
-            pk, size, last_seq = int(row[0]), int(row[1]), int(row[2])
-            if size and last_seq:
-                last = conn.execute(
-                    f"SELECT line FROM {S}.entries WHERE session_pk = %s AND seq = %s", (pk, last_seq)
-                ).fetchone()
-                tail = bytes(last[0]) if last else b""
-                if tail and not tail.endswith(b"\n"):
-                    payload = separator_after(tail) + payload
+            pk = int(row[0])
+            last_seq, size, tail = self._end_of(conn, pk)
+            if tail and not tail.endswith(b"\n"):
+                payload = separator_after(tail) + payload
             self._insert_lines(conn, pk, size, last_seq, payload)
+        # The kept bytes take the line (and whatever other machines added before it).
+        self.refresh(path)
 
     def open_writer(self, path: str) -> SessionStorageWriter:
         return PostgresSessionWriter(self, os.path.normpath(path))
 
     def rename(self, src: str, dst: str) -> None:
         src, dst = os.path.normpath(src), os.path.normpath(dst)
+        self._drop_mirrors(src, dst)
         with self.pool.transaction() as conn:
             parent = _parent(dst)
             if parent and not self._is_dir(conn, parent):
@@ -539,6 +788,7 @@ class PostgresSessionStorage:
 
     def unlink(self, path: str, missing_ok: bool = False) -> None:
         path = os.path.normpath(path)
+        self._drop_mirrors(path)
         with self.pool.transaction() as conn:
             gone = conn.execute(f"DELETE FROM {S}.sessions WHERE path = %s RETURNING pk", (path,)).fetchone()
             if gone is not None:
@@ -551,6 +801,10 @@ class PostgresSessionStorage:
     def remove_tree(self, path: str) -> None:
         path = os.path.normpath(path)
         prefix = path.rstrip("/") + "/"
+        if self._mirrors is not None:
+            with self._mirror_lock:
+                for p in [p for p in self._mirrors if p == path or p.startswith(prefix)]:
+                    del self._mirrors[p]
         with self.pool.transaction() as conn:
             conn.execute(f"DELETE FROM {S}.sessions WHERE path = %s OR starts_with(path, %s)", (path, prefix))
             conn.execute(f"DELETE FROM {S}.dirs WHERE path = %s OR starts_with(path, %s)", (path, prefix))
@@ -560,35 +814,42 @@ class PostgresSessionStorage:
         import psycopg
 
         path = os.path.normpath(path)
+        key = (f"sessiontree:{path}",)
         # Advisory locks belong to a connection: each holder has its own, so a lock taken
         # here excludes other threads, processes and machines alike.
         conn = self.pool.take()
         fn = "pg_advisory_lock_shared" if shared else "pg_advisory_lock"
+        ms = max(1, int(timeout * 1000))
         try:
-            conn.execute(f"SET lock_timeout = {max(1, int(timeout * 1000))}")
-            conn.execute(f"SELECT {fn}(hashtextextended(%s, 0))", (f"sessiontree:{path}",))
+            # The wait is the lock's timeout (the statement's may be shorter); both go back
+            # to the connection's defaults afterwards, since it returns to the pool.
+            with self.pool.bounded(conn, timeout + 1.0):
+                conn.execute(f"SET lock_timeout = {ms}")
+                conn.execute(f"SET statement_timeout = {ms + 1000}")
+                conn.execute(f"SELECT {fn}(hashtextextended(%s, 0))", key)
         except psycopg.errors.LockNotAvailable:
-            # The timeout must not stay on a pooled connection (row locks would time out).
             try:
-                conn.execute("RESET lock_timeout")
+                with self.pool.bounded(conn):
+                    conn.execute("RESET lock_timeout; RESET statement_timeout")
                 self.pool.give(conn)
-            except psycopg.Error:
+            except (psycopg.Error, StoreUnreachable):
                 conn.close()
             raise LockTimeoutError(path, timeout) from None
         except psycopg.OperationalError as exc:
             conn.close()
             raise StoreUnreachable(errno.EIO, f"the session store connection was lost: {exc}") from exc
+        except StoreUnreachable:
+            conn.close()
+            raise
         try:
             yield
         finally:
             try:
-                conn.execute(
-                    f"SELECT {fn.replace('lock', 'unlock')}(hashtextextended(%s, 0))",
-                    (f"sessiontree:{path}",),
-                )
-                conn.execute("RESET lock_timeout")
+                with self.pool.bounded(conn):
+                    conn.execute(f"SELECT {fn.replace('lock', 'unlock')}(hashtextextended(%s, 0))", key)
+                    conn.execute("RESET lock_timeout; RESET statement_timeout")
                 self.pool.give(conn)
-            except psycopg.Error:
+            except (psycopg.Error, StoreUnreachable):
                 # The server ends the lock with the connection.
                 conn.close()
 
@@ -679,7 +940,7 @@ class PostgresSessionStorage:
             ).fetchone()
             if row is None:
                 raise _enoent(f"session {pk}")
-            size, last_seq = int(row[1]), int(row[2])
+            last_seq, size, tail = self._end_of(conn, pk)
             ids = [e[0] for e in entries]
             have = dict(
                 conn.execute(
@@ -707,16 +968,11 @@ class PostgresSessionStorage:
                 new_ids.append(ident)
                 new_lines.append(whole_lines(line))
             if new_lines:
-                if size and last_seq:
-                    last = conn.execute(
-                        f"SELECT line FROM {S}.entries WHERE session_pk = %s AND seq = %s", (pk, last_seq)
-                    ).fetchone()
-                    tail = bytes(last[0]) if last else b""
-                    if tail and not tail.endswith(b"\n"):
-                        sep = separator_after(tail)
-                        size, last_seq = self._insert_lines(
-                            conn, pk, size, last_seq, sep, [None] * len(split_lines(sep))
-                        )
+                if tail and not tail.endswith(b"\n"):
+                    sep = separator_after(tail)
+                    size, last_seq = self._insert_lines(
+                        conn, pk, size, last_seq, sep, [None] * len(split_lines(sep))
+                    )
                 size, last_seq = self._insert_lines(conn, pk, size, last_seq, b"".join(new_lines), new_ids)
             if damaged:
                 conn.execute(
@@ -726,16 +982,26 @@ class PostgresSessionStorage:
             return PushResult(len(new_lines), already, conflicts, last_seq)
 
     def entries_after(
-        self, pk: int, after_seq: int, limit: int = 5000
-    ) -> list[tuple[int, str, bytes, bytes]]:
-        """The session's entries that arrived after ``after_seq``: ``(seq, id, line, hash)``."""
+        self, pk: int, after_seq: int, limit: int = 5000, *, inclusive: bool = False
+    ) -> list[tuple[int, str, bytes, bytes | None]]:
+        """The session's entries that arrived after ``after_seq``: ``(seq, id, line, hash)``,
+        as the store holds them (`rows.refused_row` tells whether to believe one). With
+        ``inclusive``, the entry at ``after_seq`` too (first, when there is one)."""
         with self.pool.connection() as conn:
             rows = conn.execute(
-                f"SELECT seq, entry_id, line, hash FROM {S}.entries WHERE session_pk = %s AND seq > %s"
+                f"SELECT seq, entry_id, line, hash FROM {S}.entries WHERE session_pk = %s AND seq >= %s"
                 " AND entry_id IS NOT NULL ORDER BY seq LIMIT %s",
-                (pk, after_seq, limit),
+                (pk, after_seq if inclusive else after_seq + 1, limit + (1 if inclusive else 0)),
             ).fetchall()
-        return [(int(r[0]), r[1], bytes(r[2]), bytes(r[3])) for r in rows]
+        return [(int(r[0]), r[1], bytes(r[2]), bytes(r[3]) if r[3] is not None else None) for r in rows]
+
+    def header_of(self, pk: int) -> tuple[str | None, bytes] | None:
+        """``(entry_id, line)`` of the session's first row (its header), as stored."""
+        with self.pool.connection() as conn:
+            row = conn.execute(
+                f"SELECT entry_id, line FROM {S}.entries WHERE session_pk = %s AND seq = 1", (pk,)
+            ).fetchone()
+        return (row[0], bytes(row[1])) if row is not None else None
 
     def last_seq(self, pk: int) -> int:
         """The session's arrival high-water mark."""
@@ -744,6 +1010,36 @@ class PostgresSessionStorage:
         if row is None:
             raise _enoent(f"session {pk}")
         return int(row[0])
+
+
+@dataclass(slots=True)
+class _Mirror:
+    """The bytes of one shared session as this reader holds them (rows ``1..last_seq``)."""
+
+    pk: int
+    generation: int
+    data: bytearray
+    last_seq: int
+    #: The last row's bytes as stored: a different one means the rows changed under us.
+    last_line: bytes
+    #: Its ``off`` plus its length: where the next row must start.
+    last_end: int
+    mtime_ns: int
+    #: Bumped when the rows changed under the bytes held: the identity `stat` reports.
+    epoch: int = 0
+    refused: int = 0
+
+    def stat(self) -> FileStat:
+        inode = self.generation + (self.epoch << 40)
+        return FileStat(len(self.data), self.mtime_ns / 1e9, self.mtime_ns, True, False, inode, 0)
+
+
+def _blank(line: bytes) -> bytes:
+    """A refused row as it reads: ``!`` of its length, one line (not JSON: the loader drops
+    it and counts it), so every later offset stays right."""
+    if line.endswith(b"\n"):
+        return b"!" * (len(line) - 1) + b"\n"
+    return b"!" * len(line)
 
 
 @dataclass(frozen=True, slots=True)

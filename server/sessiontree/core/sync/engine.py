@@ -9,9 +9,19 @@ A round on a file (docs/shared-store.md, "The sync protocol"):
    ``pushed_to`` after each: the store adds the ids it lacks and records a conflict for an id
    it holds with other content (never resolved by either side);
 3. pull the entries that arrived in the store after ``pulled_seq`` and that this round did
-   not see in the file, and append them to the file with the ordinary guarded append (whole
-   lines, never glued onto a torn line, under the session's lock);
-4. record ``offset`` = the end of step 1 and ``pulled_seq`` together.
+   not see in the file, each checked line = id = column (`store.rows.refused_row`: a row
+   that is not what its columns say is reported as a conflict and nothing of it is
+   written), and append them to the file with the ordinary guarded append (whole lines,
+   never glued onto a torn line, under the session's lock);
+4. record ``offset`` = the end of step 1 and ``pulled_seq`` together (with the hash of the
+   row at ``pulled_seq``: a next round that finds it gone or different knows the store's
+   rows changed under it and reads the file whole again, which puts back what was deleted
+   and reports what was changed as conflicts).
+
+Every local file is read and written through an access guard over the agent's sessions
+directory (`core/store/guard.py`), at the moment of each use: a link (symbolic or hard) to
+a file elsewhere is neither pushed nor appended to, and a copy fetched from the store is
+created only where `placement` allows.
 
 Why nothing is lost or doubled after a crash at any point: the store ignores an id it holds
 with the same content, so pushing again is harmless; and an entry is appended locally only
@@ -25,17 +35,18 @@ from __future__ import annotations
 
 import os
 import re
-import stat as stat_module
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BlobError, LockTimeoutError
+from ..errors import AccessDeniedError, BlobError, LockTimeoutError
 from ..format.jsonl import dumps_line, is_session_header, loads_line
 from ..format.title_slot import parse_slot_line
+from ..paths import sessions_root
 from ..store.blobs import BlobStore
 from ..store.file import FileSessionStorage
+from ..store.guard import RootsGuard
 from ..store.postgres import (
     PgBlobs,
     PostgresSessionStorage,
@@ -44,6 +55,8 @@ from ..store.postgres import (
     default_user,
     entry_hash,
 )
+from ..store.rows import refused_row
+from .placement import RefusedRow, copy_dir, copy_path, create_copy
 from .state import FileMark, SyncState, default_state_path
 
 __all__ = ["FileResult", "SyncOptions", "Syncer"]
@@ -90,6 +103,11 @@ class FileResult:
     conflicts: list[str] = field(default_factory=list)
     damaged: int = 0
     skipped: str | None = None
+    #: Store rows left out because they are not what their columns say: "row N (entry X): why".
+    refused: list[str] = field(default_factory=list)
+    #: The store's rows of this session changed under this machine (the file was read whole
+    #: again: deleted entries pushed back, changed ones reported as conflicts).
+    changed_under: bool = False
 
 
 @dataclass
@@ -117,7 +135,11 @@ class Syncer:
         self.agent_dir = agent_dir
         self.options = options or SyncOptions()
         self.state = SyncState(state_path or default_state_path(storage.url, storage.machine))
-        self.files = FileSessionStorage()
+        #: The agent's sessions directory: nothing outside it is read or written, checked at
+        #: each use (a link to a file elsewhere is refused when it is opened).
+        self.sessions_root = sessions_root(agent_dir)
+        self.guard = RootsGuard([self.sessions_root])
+        self.files = FileSessionStorage(guard=self.guard)
         self.progress = progress
         self.batch = max(1, batch)
         self._patterns = [re.compile(p) for p in self.options.redact]
@@ -212,29 +234,45 @@ class Syncer:
         except LockTimeoutError:
             return FileResult(path, skipped="busy (another sync holds it)")
 
+    def _open(self, path: str) -> int:
+        """A descriptor of the regular file ``path`` names now, inside the sessions dir."""
+        return self.guard.open(path, os.O_RDONLY | os.O_NONBLOCK)
+
+    def _stat(self, path: str) -> os.stat_result:
+        fd = self._open(path)
+        try:
+            return os.fstat(fd)
+        finally:
+            os.close(fd)
+
     def _sync_file_locked(self, path: str) -> FileResult:
         result = FileResult(path)
         if self._is_excluded(path):
             result.skipped = "excluded"
             return result
         try:
-            st = os.stat(path)
+            fd = self._open(path)
         except FileNotFoundError:
             result.skipped = "missing"
             self.state.drop(path)
             return result
-        if not stat_module.S_ISREG(st.st_mode):
-            # A FIFO or device named like a session would block or never end.
-            result.skipped = "not a regular file"
+        except AccessDeniedError as exc:
+            # A FIFO or device named like a session would block or never end; a link leads
+            # to a file outside the agent's sessions dir.
+            result.skipped = (
+                "not a regular file" if exc.reason == "is not a regular file" else f"refused: {exc}"
+            )
             return result
-        mark = self.state.get(path)
-        if mark is not None and (mark.inode != st.st_ino or st.st_size < mark.offset):
-            # Rewritten or truncated: read it whole again (pushing again is harmless).
-            mark = None
-        start = mark.offset if mark is not None else 0
-        with open(path, "rb") as f:
-            f.seek(start)
-            data = f.read(max(0, st.st_size - start))
+        try:
+            st = os.fstat(fd)
+            mark = self.state.get(path)
+            if mark is not None and (mark.inode != st.st_ino or st.st_size < mark.offset):
+                # Rewritten or truncated: read it whole again (pushing again is harmless).
+                mark = None
+            start = mark.offset if mark is not None else 0
+            data = _read_from(fd, start, max(0, st.st_size - start))
+        finally:
+            os.close(fd)
         cut = data.rfind(b"\n") + 1
         data = data[:cut]
         end = start + cut
@@ -324,16 +362,31 @@ class Syncer:
                 self._say(f"{os.path.basename(path)}: pushed {min(i + step, total)}/{total}")
         # Pull what other machines added.
         seen = {ln.entry_id: ln.digest for ln in lines}
-        pulled_seq = mark.pulled_seq
+        pulled_seq, pulled_hash = mark.pulled_seq, mark.pulled_hash
+        # The row this machine pulled last is looked at again: gone or different, the
+        # store's rows changed under this machine.
+        check = pulled_seq > 0 and bool(pulled_hash)
         while True:
-            rows = self.store.entries_after(mark.pk, pulled_seq, limit=self.batch)
+            rows = self.store.entries_after(mark.pk, pulled_seq, limit=self.batch, inclusive=check)
+            if check:
+                check = False
+                last = rows[0] if rows and rows[0][0] == pulled_seq else None
+                if last is None or entry_hash(last[2]).hex() != pulled_hash:
+                    return self._changed_under(path, pulled_seq)
+                rows = rows[1:]
             if not rows:
                 break
             missing: list[bytes] = []
-            for _seq, ident, line, digest in rows:
+            for seq, ident, line, stored_hash in rows:
+                why = refused_row(ident, line, stored_hash, first=False)
+                if why is not None:
+                    result.refused.append(f"row {seq} (entry {ident!r}): {why}")
+                    continue
+                # (the stored hash is the line's: refused_row checked it)
+                digest = stored_hash if stored_hash is not None else entry_hash(line)
                 have = seen.get(ident)
                 if have is None:
-                    missing.append(line if line.endswith(b"\n") else line + b"\n")
+                    missing.append(line)
                     seen[ident] = digest
                 elif have != digest and ident not in result.conflicts:
                     result.conflicts.append(ident)
@@ -342,9 +395,9 @@ class Syncer:
                 self._pull_blobs(payload)
                 try:
                     with self.files.lock(path, timeout=5.0):
-                        before = os.stat(path)
+                        before = self._stat(path)
                         self.files.append(path, payload)
-                        after = os.stat(path)
+                        after = self._stat(path)
                     # Nobody else wrote between the two looks and the file held nothing
                     # unread: the appended lines need not be read back next round.
                     if (
@@ -357,20 +410,44 @@ class Syncer:
                     # A writer holds the session: the next round pulls these again.
                     self._say(f"{os.path.basename(path)}: busy, pull postponed")
                     break
+                except AccessDeniedError as exc:
+                    # The path now leads outside the sessions dir: nothing appended, the
+                    # marks stay where the push left them.
+                    result.skipped = f"refused: {exc}"
+                    return result
                 result.pulled += len(missing)
                 if len(rows) >= step:
                     self._say(f"{os.path.basename(path)}: pulled {result.pulled}")
-            pulled_seq = rows[-1][0]
+            pulled_seq, pulled_hash = rows[-1][0], entry_hash(rows[-1][2]).hex()
         mark.offset = end
         mark.pushed_to = max(mark.pushed_to, end)
-        mark.pulled_seq = pulled_seq
+        mark.pulled_seq, mark.pulled_hash = pulled_seq, pulled_hash
         self.state.set(path, mark)
         for ident in result.conflicts:
             print(
-                f"sessiontree sync: {path}: conflict: entry {ident} differs from the store's copy "
+                f"sessiontree sync: {path}: conflict: entry {ident!r} differs from the store's copy "
                 "(kept as it is on both sides; see `sessiontree store conflicts`)",
                 file=sys.stderr,
             )
+        for what in result.refused:
+            print(
+                f"sessiontree sync: {path}: conflict: the store's {what}; nothing of it was written",
+                file=sys.stderr,
+            )
+        return result
+
+    def _changed_under(self, path: str, seq: int) -> FileResult:
+        """The store's rows of ``path``'s session changed under this machine (its row ``seq``
+        is gone or different): the file is read whole again, so what was deleted is pushed
+        back and what was changed is reported as a conflict."""
+        print(
+            f"sessiontree sync: {path}: the store's rows of this session changed under this machine "
+            f"(row {seq} is gone or different); reading the file whole again",
+            file=sys.stderr,
+        )
+        self.state.drop(path)
+        result = self._sync_file_locked(path)
+        result.changed_under = True
         return result
 
     def sync_files(self, paths: Iterable[str]) -> list[FileResult]:
@@ -386,9 +463,11 @@ class Syncer:
                 out.append(FileResult(os.path.abspath(p), skipped=f"unreadable: {exc.strerror or exc}"))
         return out
 
-    def fetch(self, session_id: str, sessions_dir: str) -> str:
-        """Make a local copy of the shared session ``session_id`` in ``sessions_dir`` (its
-        header first, then a round pulls the entries); the file's path. An existing local
+    def fetch(self, session_id: str, sessions_dir: str | None = None) -> str:
+        """Make a local copy of the shared session ``session_id`` (its header first, then a
+        round pulls the entries); the file's path. The copy goes to ``sessions_dir``, else
+        to the sessions dir of the session's cwd (`placement`: a plain ``*.jsonl`` name in a
+        directory inside the agent's sessions dir, else `RefusedRow`). An existing local
         copy is synced instead."""
         for path, m in self.state.files.items():
             if m.session_id == session_id and os.path.exists(path):
@@ -399,12 +478,22 @@ class Syncer:
             raise FileNotFoundError(
                 f"no shared session {session_id} in the store (or not visible to this role)"
             )
-        header = self.store.read_range(shared.path, 0, 1 << 20).split(b"\n", 1)[0] + b"\n"
-        path = os.path.join(os.path.abspath(sessions_dir), shared.file_name or f"{session_id}.jsonl")
-        if os.path.exists(path):
-            raise FileExistsError(f"{path} exists and is not a copy of {session_id}")
-        self.files.write_atomic(path, header)
-        st = os.stat(path)
+        first = self.store.header_of(shared.pk)
+        why = "the store holds no first line" if first is None else refused_row(*first, None, first=True)
+        if first is None or why is not None:
+            raise RefusedRow(f"the store's header of session {session_id} is refused: {why}")
+        header = first[1]
+        if loads_line(header).get("id") != session_id:
+            raise RefusedRow(f"the store's header of session {session_id} is the header of another session")
+        directory = (
+            sessions_dir if sessions_dir is not None else copy_dir(shared.cwd, self.agent_dir, os.getcwd())
+        )
+        path = copy_path(shared.file_name, session_id, self.sessions_root, directory)
+        try:
+            create_copy(self.guard, path, header)
+        except FileExistsError:
+            raise FileExistsError(f"{path} exists and is not a copy of {session_id}") from None
+        st = self._stat(path)
         self.state.set(
             path,
             FileMark(
@@ -421,3 +510,16 @@ class Syncer:
     def path_of_pk(self, pk: int) -> list[str]:
         """The local files that hold the store's session ``pk``."""
         return [p for p, m in self.state.files.items() if m.pk == pk]
+
+
+def _read_from(fd: int, offset: int, length: int) -> bytes:
+    """``length`` bytes of ``fd`` from ``offset`` (fewer at its end)."""
+    chunks: list[bytes] = []
+    while length > 0:
+        chunk = os.pread(fd, min(length, 1 << 24), offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+        length -= len(chunk)
+    return b"".join(chunks)

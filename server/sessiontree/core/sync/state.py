@@ -31,6 +31,9 @@ class FileMark:
     offset: int = 0
     pushed_to: int = 0
     pulled_seq: int = 0
+    #: The hash (hex) of the row at ``pulled_seq`` as pulled: a next round that finds it
+    #: gone or different knows the store's rows changed under this machine.
+    pulled_hash: str = ""
 
 
 def default_state_path(url: str, machine: str) -> str:

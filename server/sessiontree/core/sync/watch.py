@@ -32,7 +32,8 @@ def _listen(syncer: Syncer, out: queue.Queue[str], stop: threading.Event, say: C
         conn = None
         try:
             conn = syncer.store.pool.connect()
-            conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+            with syncer.store.pool.bounded(conn):
+                conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
             if delay > 0.5:
                 say("store reachable again")
             delay = 0.5

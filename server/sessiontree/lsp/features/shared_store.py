@@ -9,17 +9,30 @@ a file. What wakes it is the store's notification (one per statement that added 
 naming the session), received on a connection of its own in a thread; after a lost
 connection it reconnects with backoff and looks at every shared session once, since
 notifications sent meanwhile are gone.
+
+The daemon never waits on the store inside a request that only looks (docs/reliability.md,
+"The shared store"): the storage keeps the bytes of each shared session it read (``mirror``),
+so a view, its entries and the follower's look answer from them, and only `refresh`, run
+before the follower's look and outside the session's lock, asks the store for more. A list
+waits for the store at most `LIST_WAIT` seconds, then answers with the local sessions, the
+shared ones as last listed and ``store.reachable: false``; the listing goes on in the link's
+own threads and a `session/didChangeList` follows when it completes. Every store call is
+bounded (`core/store/pg_timeouts.py`), and runs in the link's threads, never the daemon's
+workers, so a hung store holds nothing local.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import os
+import queue
 import threading
 import time
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
@@ -35,6 +48,57 @@ log = logging.getLogger(__name__)
 
 _PK = "store.pk"
 
+T = TypeVar("T")
+
+#: Seconds `session/list` waits for the store before it answers with what it has.
+LIST_WAIT = 3.0
+#: Seconds a connection to the store may take to set up (a list never waits longer anyway).
+CONNECT_TIMEOUT = 3.0
+#: Seconds the store is left alone after it failed or did not answer (the listener goes on
+#: retrying meanwhile and notices it coming back).
+RETRY_AFTER = 10.0
+
+
+class _StoreThreads:
+    """A few daemon threads that run the calls to the store: a call the store holds until
+    its timeout holds one of them, never one of the daemon's workers, and never the
+    daemon's exit (unlike an executor's threads, which the interpreter waits for)."""
+
+    def __init__(self, count: int) -> None:
+        self._queue: queue.SimpleQueue[tuple[concurrent.futures.Future[Any], Callable[[], Any]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._count = count
+        self._started = False
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        with self._lock:
+            if not self._started:
+                self._started = True
+                for i in range(self._count):
+                    threading.Thread(target=self._work, name=f"store-{i}", daemon=True).start()
+        self._queue.put((future, lambda: fn(*args)))
+        return future
+
+    def stop(self) -> None:
+        for _ in range(self._count):
+            self._queue.put(None)
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            future, call = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(call())
+            except BaseException as exc:
+                future.set_exception(exc)
+
 
 class StoreLink:
     """One daemon's link to its store: the storage, the last known state, the listener."""
@@ -43,10 +107,23 @@ class StoreLink:
         from sessiontree.core.store.postgres import PostgresSessionStorage
 
         self.ls = ls
-        self.storage = PostgresSessionStorage(url)
+        # The bytes of each shared session read are kept (mirror): looking never waits on
+        # the store.
+        self.storage = PostgresSessionStorage(url, mirror=True)
         # A list must not wait long for a store that is down: connect briefly, and after a
         # failure leave the store alone for a while (the listener notices it coming back).
-        self.storage.pool.connect_timeout = 3.0
+        self.storage.pool.connect_timeout = CONNECT_TIMEOUT
+        self.storage.report = lambda text: log.warning("%s", text)
+        # The link's own threads: a hung store holds them, never the daemon's workers.
+        self._threads = _StoreThreads(2)
+        #: The shared sessions as last listed (what a list shows while the store is away).
+        self.shared: list[tuple[Any, t.SessionInfo]] = []
+        self._listing: concurrent.futures.Future[list[tuple[Any, t.SessionInfo]]] | None = None
+        # A list answered without waiting for this listing: tell the clients when it ends.
+        self._late = False
+        self._schema_ok = False
+        #: Shared sessions being opened: their kept bytes stay (not registered yet).
+        self.opening: set[str] = set()
         self.reachable = True
         self.error: str | None = None
         self.retry_at = 0.0
@@ -62,7 +139,8 @@ class StoreLink:
         return t.StoreStatus(reachable=self.reachable, machine=self.storage.machine, error=self.error)
 
     def failed(self, exc: BaseException) -> None:
-        self.retry_at = time.monotonic() + 10.0
+        self._schema_ok = False  # the store may come back migrated
+        self.retry_at = time.monotonic() + RETRY_AFTER
         self.reachable = False
         self.error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
@@ -82,6 +160,61 @@ class StoreLink:
 
     def stop(self) -> None:
         self._stop.set()
+        self._threads.stop()
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in the link's threads (each store call in it is bounded)."""
+        return await asyncio.wrap_future(self._threads.submit(fn, *args))
+
+    def listing(self) -> concurrent.futures.Future[list[tuple[Any, t.SessionInfo]]]:
+        """The store's shared sessions being listed (one listing at a time)."""
+        with self._lock:
+            if self._listing is None or self._listing.done():
+                self._listing = self._threads.submit(self._list_now)
+            return self._listing
+
+    def find_checked(self, session_id: str) -> Any:
+        """`find_session` in a store whose schema is this version's (`ValueError` else)."""
+        self._check_schema()
+        return self.storage.find_session(session_id)
+
+    def _check_schema(self) -> None:
+        # Once per link while it answers: a store of another schema version is reported
+        # (as unreachable, with the command that sets it up) instead of failing a query.
+        if not self._schema_ok:
+            self.storage.check()
+            self._schema_ok = True
+
+    def _list_now(self) -> list[tuple[Any, t.SessionInfo]]:
+        try:
+            self._check_schema()
+            shared = _shared_infos(self)
+        except Exception as exc:
+            self.failed(exc)
+            raise
+        self.ok()
+        self.shared = shared
+        self._keep_mirrors()
+        if self._late:
+            self._late = False
+            loop = self._loop
+            if loop is not None:
+                from sessiontree.lsp import notify
+
+                loop.call_soon_threadsafe(notify.did_change_list, self.ls, None)
+        return shared
+
+    def answered_without(self, seconds: float) -> None:
+        """A list went out without the listing (it took longer than ``seconds``)."""
+        self._late = True
+        self.failed(
+            TimeoutError(f"the store did not answer within {seconds:g} s; shared sessions as last listed")
+        )
+
+    def _keep_mirrors(self) -> None:
+        """Let go of the kept bytes of shared sessions no longer open."""
+        keep = {os.path.normpath(p) for s in self._shared_sessions() if (p := s.manager.get_session_file())}
+        self.storage.forget(keep | self.opening)
 
     def _shared_sessions(self, pk: int | None = None) -> list[OpenSession]:
         return [
@@ -94,7 +227,17 @@ class StoreLink:
         follower = self.ls.live_follower
         if follower is None:
             return
+        self._keep_mirrors()
         for s in sessions:
+            path = s.manager.get_session_file()
+            try:
+                # The store is asked here, outside the session's lock; the follower's look
+                # then reads only the bytes kept, so no request waits on the store.
+                if path:
+                    self.storage.refresh(path)
+            except Exception as exc:
+                log.warning("shared session %s: the store did not answer (%s)", s.handle, exc)
+                continue
             try:
                 follower.sync_session(s)
             except Exception:
@@ -118,7 +261,8 @@ class StoreLink:
             conn = None
             try:
                 conn = self.storage.pool.connect()
-                conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                with self.storage.pool.bounded(conn):
+                    conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
                 self._known = {x.pk for x in self.storage.list_sessions()}
                 if not self.reachable:
                     log.info("the shared store is reachable again")
@@ -232,7 +376,8 @@ def _shared_infos(link: StoreLink) -> list[tuple[Any, t.SessionInfo]]:
 
 
 async def extend_list(ls: SessionTreeServer, p: t.ListParams, result: t.ListResult) -> t.ListResult:
-    """`session/list` with a store: who and where for each session, then the shared ones."""
+    """`session/list` with a store: who and where for each session, then the shared ones
+    (as the store lists them now, or as last listed when it does not answer in `LIST_WAIT`)."""
     link = link_of(ls)
     if link is None:
         return result
@@ -243,19 +388,18 @@ async def extend_list(ls: SessionTreeServer, p: t.ListParams, result: t.ListResu
     me, user = link.storage.machine, default_user()
     local = [attrs.evolve(i, machine=me, user=user, local=True) for i in result.sessions]
     seen = {i.id for i in local}
-    if not link.reachable and time.monotonic() < link.retry_at:
-        link.listen()
-        return t.ListResult(sessions=local, store=link.status())
-    try:
-        shared = await ls.registry.run(_shared_infos, link)
-        link.ok()
-    except Exception as exc:
-        link.failed(exc)
-        return t.ListResult(sessions=local, store=link.status())
     link.listen()
+    if link.reachable or time.monotonic() >= link.retry_at:
+        listing = link.listing()
+        try:
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(listing)), LIST_WAIT)
+        except TimeoutError:
+            link.answered_without(LIST_WAIT)
+        except Exception:
+            pass  # recorded by the link (failed): the answer says the store is unreachable
     cwd = os.path.abspath(p.cwd or ls.cwd)
     extra = []
-    for s, info in shared:
+    for s, info in link.shared:
         if info.id in seen or s.machine == me:
             continue
         # A project's own list shows the shared sessions of the same project (same
@@ -287,9 +431,9 @@ async def open_shared(ls: SessionTreeServer, p: t.OpenSharedParams) -> t.OpenRes
         found = existing
         return await ls.registry.call(found, lambda: mapping.open_result(found.handle, found.manager))
     try:
-        info = await ls.registry.run(link.storage.find_session, p.session_id)
+        info = await link.run(link.find_checked, p.session_id)
         link.ok()
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         link.failed(exc)
         raise errors.PersistenceFailed(f"the shared store is unreachable: {link.error}") from exc
     if info is None:
@@ -297,19 +441,25 @@ async def open_shared(ls: SessionTreeServer, p: t.OpenSharedParams) -> t.OpenRes
             f"no shared session {p.session_id} (or this role may not see it)",
             {"field": "sessionId", "reason": "unknown"},
         )
-    try:
-        from sessiontree.core.store.postgres import PgBlobs
+    from sessiontree.core.store.postgres import PgBlobs
 
-        blobs = PgBlobs(link.storage)
-        manager = await ls.registry.run(
-            lambda: SessionManager.open(info.path, storage=link.storage, blobs=blobs)
-        )
-    except OSError as exc:
-        link.failed(exc)
-        raise errors.PersistenceFailed(f"the shared store is unreachable: {link.error}") from exc
-    session = ls.registry.add(manager, None)
-    session.extra[_PK] = info.pk
-    session.extra["store.id"] = p.session_id
+    blobs = PgBlobs(link.storage)
+    # Its kept bytes stay while it is opened (it is no open shared session yet).
+    opening = os.path.normpath(info.path)
+    link.opening.add(opening)
+    try:
+        try:
+            manager = await link.run(
+                lambda: SessionManager.open(info.path, storage=link.storage, blobs=blobs)
+            )
+        except OSError as exc:
+            link.failed(exc)
+            raise errors.PersistenceFailed(f"the shared store is unreachable: {link.error}") from exc
+        session = ls.registry.add(manager, None)
+        session.extra[_PK] = info.pk
+        session.extra["store.id"] = p.session_id
+    finally:
+        link.opening.discard(opening)
     link.listen()
     return await ls.registry.call(session, lambda: mapping.open_result(session.handle, session.manager))
 
