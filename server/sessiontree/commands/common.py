@@ -9,6 +9,8 @@ import stat
 import sys
 from typing import Any
 
+from sessiontree.core.format.jsonl import scrub_text
+
 # One scheme for every verb but `serve` (README "Command line", `sessiontree --help`).
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
@@ -54,7 +56,8 @@ def terminal_safe(value: Any, *, lines: bool = False) -> str:
     DEL, bidi and other format controls, line and paragraph separators) as its escape
     (``\\x1b``), the rest as it is; with ``lines``, newlines and tabs stay (text of several
     lines). The one rule for everything the command line prints that it did not make itself."""
-    s = value if isinstance(value, str) else str(value)
+    # a lone surrogate is shown as U+FFFD, as every output shows it (`jsonl.scrub_text`)
+    s = scrub_text(value if isinstance(value, str) else str(value))
     if s.isprintable():
         return s
     keep = "\n\t" if lines else ""
