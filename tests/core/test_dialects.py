@@ -366,3 +366,17 @@ def test_a_cache_hit_tells_the_dialect_and_name_without_decoding_its_skeletons(t
     assert warm.load_report.from_cache
     assert warm.dialect is Dialect.PI and warm.get_session_name() == "Later name"
     assert warm.index._pending is not None  # the cached skeletons are still encoded
+
+
+def test_other_agents_transcripts_keep_sessiontrees_own_words(tmp_path: Path) -> None:
+    """A Claude Code transcript (its session id is a UUID, as pi's) is no pi session: its
+    name is the title its reader gives the header (the transcript's summary line)."""
+    from shared_data import shared_fixture
+
+    m = SessionManager.open(
+        str(shared_fixture("real/claudecode-episodic-large-conversation.jsonl")), read_only=True
+    )
+    assert m.dialect is Dialect.XCSH
+    title = (m.get_header() or {}).get("title")
+    assert isinstance(title, str) and title
+    assert m.get_session_name() == title
