@@ -50,8 +50,8 @@ class _CacheFile(msgspec.Struct, array_like=True):
     has_assistant: bool
     first_user: Skeleton | None  # the first user message in file order
     last_compaction: Skeleton | None  # the last compaction in file order
+    evidence: list[Any] | None  # `Evidence.to_state()` of the entries (their file's dialect)
     skeletons: msgspec.Raw  # list[Skeleton], decoded by `CachedSkeletons.decode`
-    evidence: list[Any] | None = None  # `Evidence.to_state()` of the entries
 
 
 _CACHE_DECODER = msgspec.msgpack.Decoder(_CacheFile)
@@ -291,8 +291,8 @@ class IndexCache:
             index.has_assistant,
             first_user,
             last_compaction,
-            msgspec.Raw(_CACHE_ENCODER.encode(sks)),
             evidence.to_state(),
+            msgspec.Raw(_CACHE_ENCODER.encode(sks)),
         )
         self._replace(self.file_for(path), _CACHE_ENCODER.encode(c))
 
