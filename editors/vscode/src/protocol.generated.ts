@@ -871,6 +871,8 @@ export interface RestoreFile {
   base: string;
   /** How the file's content at the target is known, or why it is not. */
   target: string;
+  /** With the preview's `contents`: the whole text `diff` leads to (what the restore writes; for a conflict, the text with the markers), for a diff editor's second side; absent for a file the restore deletes or leaves alone, and without `contents`. */
+  after?: string;
 }
 
 /** Addition: params of `session/restore`: apply a preview (re-checked against the disk). */
@@ -903,6 +905,8 @@ export interface RestorePreviewParams {
   conversation?: boolean;
   /** Write files whose state at the current node is not known (the target's content over them, with a backup), and take files no call on the target's path made as absent there. */
   includeUnknown?: boolean;
+  /** Give each file its `after` text too (the editors' diff views); off by default, as it sends whole files. */
+  contents?: boolean;
 }
 
 /** Addition: result of `session/restorePreview`. */

@@ -346,9 +346,10 @@ def search_result(page: Any, indexed_files: int, index_bytes: int, busy: bool = 
     )
 
 
-def restore_file(f: Any) -> t.RestoreFile:
+def restore_file(f: Any, contents: bool = False) -> t.RestoreFile:
     """A `core.checkpoints.FilePlan` on the wire (the paths and diffs of the user's files:
-    text decoded by the core, lone surrogates shown as U+FFFD)."""
+    text decoded by the core, lone surrogates shown as U+FFFD); with ``contents``, the text
+    its diff leads to as well."""
     return t.RestoreFile(
         path=scrub_text(f.path),
         display_path=scrub_text(f.display),
@@ -360,17 +361,20 @@ def restore_file(f: Any) -> t.RestoreFile:
         conflicts=f.conflicts,
         base=scrub_text(f.base),
         target=scrub_text(f.target),
+        after=scrub_text(f.shown) if contents and f.shown is not None else None,
     )
 
 
-def restore_preview_result(plan: Any, conversation: bool, files: bool) -> t.RestorePreviewResult:
+def restore_preview_result(
+    plan: Any, conversation: bool, files: bool, contents: bool = False
+) -> t.RestorePreviewResult:
     """A `core.checkpoints.RestorePlan` as the answer of `session/restorePreview`."""
     return t.RestorePreviewResult(
         target_id=plan.target_id,
         base_id=plan.base_id,
         common_ancestor_id=plan.ancestor_id,
         leaf_id=plan.leaf_id,
-        files=[restore_file(f) for f in plan.files] if files else [],
+        files=[restore_file(f, contents) for f in plan.files] if files else [],
         commands=[t.RestoreCommand(entry_id=eid, command=scrub_text(cmd)) for eid, cmd in plan.commands]
         if files
         else [],
