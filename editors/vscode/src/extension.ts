@@ -12,6 +12,7 @@ import { CurrentSession } from './session';
 import { SessionTreeProvider, type TreeElement } from './views/sessionTree';
 import { SessionsProvider } from './views/sessions';
 import { registerShared } from './views/shared';
+import { registerRestore, RestoreDocuments } from './restore';
 
 /** What `activate` returns: the live parts, for other extensions and the end-to-end tests. */
 export interface SessionTreeApi {
@@ -140,6 +141,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
     }),
     ...registerPictures({ daemon, current, treeView, diffDocs: new DiffDocuments(daemon) }),
     ...registerShared(daemon, sessions.onDidChangeTreeData, (result, path) => current.adopt(result, path)),
+    ...registerRestore({ daemon, current, tree, treeView, docs: new RestoreDocuments(), log: (m) => daemon.output.error(m) }),
   );
   void vscode.commands.executeCommand('setContext', ContextKey.showAll, false);
   void vscode.commands.executeCommand('setContext', ContextKey.hasSession, false);
