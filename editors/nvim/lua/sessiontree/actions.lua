@@ -54,6 +54,9 @@ M.descriptions = {
   export = "Export the path to this entry (md, html or jsonl; redacted)",
   compare_mark = "Mark this entry for a comparison",
   compare = "Compare the marked entry with this one (a diff tab)",
+  restore = "Restore files to here: a preview first",
+  -- no default key (`u` in the restore preview, :SessionTree restore undo)
+  restore_undo = "Undo the last restore of this session",
 }
 
 --- Move the leaf to the entry under the cursor (the /tree flow: `session/navigate`).
@@ -463,6 +466,15 @@ end
 
 function M.compare(state)
   require("sessiontree.pictures").diff({ state = state })
+end
+
+--- Preview restoring the files to the entry under the cursor (|sessiontree-restore|).
+function M.restore(state)
+  require("sessiontree.restore").open({ state = state })
+end
+
+function M.restore_undo(state)
+  require("sessiontree.restore").undo({ state = state })
 end
 
 -- What the keys do while the sidebar shows a big session's provisional rows (still

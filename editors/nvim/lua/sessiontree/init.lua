@@ -10,6 +10,8 @@
 ---   export(opts)           save the path to the cursor's entry (md|html|jsonl, redacted)
 ---   mark(), diff(opts)     compare two entries in a diff tab (sessiontree.pictures)
 ---   search(text, opts)     search every session; the chosen hit opens drawn from it
+---   restore(opts)          preview, then restore the files (and/or the conversation) to
+---                          an entry of any branch; restore_undo() (sessiontree.restore)
 ---   close(), refresh()
 ---   :SessionTree shared    other machines' sessions in the shared store (sessiontree.shared)
 
@@ -316,7 +318,32 @@ M.subcommands = {
   search = function(args)
     M.search(table.concat(args, " "))
   end,
+  -- :SessionTree restore [ID] [files|conversation|both] [include-unknown] | restore undo
+  restore = function(args)
+    if args[1] == "undo" then
+      return M.restore_undo()
+    end
+    local opts = {}
+    for _, a in ipairs(args) do
+      if vim.tbl_contains(require("sessiontree.restore").PARTS, a) then
+        opts.part = a
+      elseif a == "include-unknown" then
+        opts.include_unknown = true
+      else
+        opts.id = a
+      end
+    end
+    M.restore(opts)
+  end,
 }
+
+--- See sessiontree.restore.
+function M.restore(opts)
+  return require("sessiontree.restore").open(opts)
+end
+function M.restore_undo(opts)
+  return require("sessiontree.restore").undo(opts)
+end
 
 --- See sessiontree.pictures.
 function M.export(opts)
@@ -363,6 +390,10 @@ function M.complete(arglead, cmdline)
     return vim.tbl_filter(function(n)
       return n:find(arglead, 1, true) == 1
     end, { "md", "html", "jsonl", "subtree", "dry-run", "no-redact", "redact" })
+  elseif words[2] == "restore" then
+    return vim.tbl_filter(function(n)
+      return n:find(arglead, 1, true) == 1
+    end, { "undo", "files", "conversation", "both", "include-unknown" })
   elseif words[2] == "sessions" then
     return vim.tbl_filter(function(n)
       return n:find(arglead, 1, true) == 1
