@@ -172,7 +172,9 @@ async def test_the_live_follower_snapshots_what_the_agent_writes(
     ]
 
 
-async def test_contents_give_each_file_the_text_its_diff_leads_to(daemon: LanguageClient, cworld: World) -> None:
+async def test_contents_give_each_file_the_text_its_diff_leads_to(
+    daemon: LanguageClient, cworld: World
+) -> None:
     # the editors' scenario: two branches, the person's own edits, a conflict, an unknown file
     sc = checkpoint_scenario.make(str(cworld.root / "scenario"))
     h = (await call(daemon, "session/open", {"path": sc["session"]}))["session"]

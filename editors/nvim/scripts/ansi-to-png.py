@@ -146,7 +146,7 @@ def to_html(text: str, cols: int) -> tuple[str, int]:
             # the rest of the row in the background the line ended with
             spans.append(f'<span style="{pen.style()}">{" " * (cols - width)}</span>')
         out.append("".join(spans))
-    bg = "#%02x%02x%02x" % DEFAULT_BG
+    bg = "#{:02x}{:02x}{:02x}".format(*DEFAULT_BG)
     page = (
         "<!doctype html><meta charset=utf-8><style>"
         f"html,body{{margin:0;background:{bg}}}"
@@ -168,7 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     page, rows = to_html(text, cols)
     chromium = os.environ.get("CHROMIUM_PATH", "/usr/lib/chromium/chromium")
     if not os.path.exists(chromium):
-        print(f"Chromium not found at {chromium} (scripts/setup-system.sh, or set CHROMIUM_PATH)", file=sys.stderr)
+        print(
+            f"Chromium not found at {chromium} (scripts/setup-system.sh, or set CHROMIUM_PATH)",
+            file=sys.stderr,
+        )
         return 2
     tmp = tempfile.mkdtemp(prefix="ansi-png-")
     try:
