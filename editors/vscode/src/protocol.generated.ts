@@ -989,6 +989,12 @@ export interface Row {
   label?: string;
   /** Addition: the art to show for a deep row: `prefix` cut to its last 4 cells behind a depth marker, e.g. "‹63› │  │  │  ├─ " (present only when `prefix` is wider than 24 columns; see tree-view.md). */
   shortPrefix?: string;
+  /** Addition: this row carries the leaf marker: the leaf's row, or when the filter or search hides the leaf, its nearest visible ancestor's (the selected row), which names it in `hiddenLeaf`. Front ends draw the leaf marker here and nowhere else (tree-view.md, "One face"). Sent only when true. */
+  marksLeaf?: boolean;
+  /** Addition: on the row that marks a leaf the filter hides, the leaf's display text (e.g. "[model: anthropic/claude-x]"), shown as "leaf: TEXT". */
+  hiddenLeaf?: string;
+  /** Addition: this row is the first visible row of a branch whose first row the filter hides: the depth of that hidden row. `prefix` draws its connector; a view that nests rows by depth nests this row at `headDepth` (it stands for the hidden row), so the branch point's fan-out shows. */
+  headDepth?: number;
 }
 
 /** One matching entry and its place in its session's tree. */

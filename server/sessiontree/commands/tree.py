@@ -7,8 +7,10 @@ agent's selector, so that deep trees stay readable in a terminal (docs/tree-view
 - the art is the short form of `core.tree_art` (art deeper than 8 levels is cut to its last
   4 cells behind a depth marker ``‹N›``), so the text of every row starts within a bounded
   column; ``--full-art`` draws the agent's full art;
-- the leaf row's marker is ``●`` where other active-path rows have ``•`` (right after the
-  art, before label and text, so it is never cut off);
+- the row that marks the leaf has ``●`` where other active-path rows have ``•`` (right after
+  the art, before label and text, so it is never cut off): the leaf's row, or when the
+  filter hides the leaf its nearest visible ancestor's, which then names the leaf after its
+  text, ``(leaf: [model: …])`` (the core's rule, `core.view.marks`);
 - ``--ids`` puts each row's entry id in a column at the line start;
 - on a terminal, colour: dim art and ids, the active path's marker and text in cyan, the
   leaf in bold green, labels in yellow (``--color auto|always|never``; auto is off when
@@ -84,7 +86,8 @@ def register(subparsers: Any) -> None:
     p.epilog = (
         "lines: [ID] ART MARKER [LABEL] TEXT. MARKER is ● on the leaf row and • on the other\n"
         "rows of the active path (the leaf and its ancestors), so the leaf is marked before its\n"
-        "text. The footer gives the rows shown, the leaf id and the filter.\n\n"
+        "text; when the filter hides the leaf, its nearest shown ancestor has the ● and names\n"
+        "it: (leaf: TEXT). The footer gives the rows shown, the leaf id and the filter.\n\n"
         "exit codes: 0 drawn; 2 the file cannot be shown (missing, unreadable, empty, no session\n"
         "header, not a pi session) or --leaf is not in it."
     )
@@ -131,11 +134,14 @@ def _sgr(code: str, text: str, color: bool) -> str:
 def row_line(row: Any, *, full_art: bool = False, color: bool = False, id_width: int | None = None) -> str:
     """One row as `tree` prints it: ``[ID] ART MARKER [LABEL] TEXT`` (see the module doc).
 
-    Without colour and ids it is `Row.line` (with ``full_art``) with the leaf's marker ``●``.
+    Without colour and ids it is `Row.line` (with ``full_art``) with the leaf's marker ``●``
+    on the row that marks the leaf, and the note naming a leaf the filter hides.
     """
+    from sessiontree.core.view.marks import LEAF_NOTE
+
     art = row.prefix if full_art else row.short_prefix
-    marker = LEAF_MARKER if row.is_leaf else ACTIVE_MARKER if row.on_active_path else ""
-    look = _LEAF if row.is_leaf else _ACTIVE if row.on_active_path else ""
+    marker = LEAF_MARKER if row.marks_leaf else ACTIVE_MARKER if row.on_active_path else ""
+    look = _LEAF if row.marks_leaf else _ACTIVE if row.on_active_path else ""
     parts = []
     if id_width is not None:
         parts.append(_sgr(_DIM, f"[{row.id}]".ljust(id_width + 2) + " ", color))
@@ -146,6 +152,8 @@ def row_line(row: Any, *, full_art: bool = False, color: bool = False, id_width:
         parts.append(_sgr(_LABEL, f"[{terminal_safe(row.label)}]", color) + " ")
     shown = terminal_safe(row.text)
     parts.append(_sgr(look, shown, color) if look else shown)
+    if row.hidden_leaf is not None:
+        parts.append("  " + _sgr(_DIM, f"({LEAF_NOTE}{terminal_safe(row.hidden_leaf)})", color))
     return "".join(parts)
 
 

@@ -125,6 +125,9 @@ def row(r: Any) -> t.Row:
         role=_s(r.role),
         label=r.label,
         short_prefix=r.short_prefix if len(r.prefix) > SHORT_ART_WIDTH else None,
+        marks_leaf=True if r.marks_leaf else None,
+        hidden_leaf=r.hidden_leaf,
+        head_depth=r.head_depth,
     )
 
 
@@ -204,6 +207,12 @@ def rows_wire(page_rows: Iterable[Any]) -> list[dict[str, Any]]:
             d["label"] = r.label
         if len(r.prefix) > SHORT_ART_WIDTH:
             d["shortPrefix"] = r.short_prefix
+        if r.marks_leaf:
+            d["marksLeaf"] = True
+        if r.hidden_leaf is not None:
+            d["hiddenLeaf"] = r.hidden_leaf
+        if r.head_depth is not None:
+            d["headDepth"] = r.head_depth
         append(d)
     return rows
 
