@@ -27,7 +27,8 @@ def register(sub: Any) -> None:
         "serve",
         help="run the daemon for editors (JSON-RPC with LSP framing over stdio)",
         description="Run the sessiontree daemon. Speaks JSON-RPC 2.0 with LSP framing over stdio, "
-        "or over TCP with --tcp. Logs go to stderr (and to the client as window/logMessage).",
+        "or over TCP with --tcp. Logs go to the client as window/logMessage, with their level; stderr gets "
+        "errors and what no client got (before one connected).",
     )
     p.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
     p.add_argument(
@@ -69,10 +70,19 @@ class _ClientLogHandler(logging.Handler):
         self._busy = True
         try:
             server.window_log_message(lsp.LogMessageParams(type=kind, message=self.format(record)))
+            record.sent_to_client = True
         except Exception:
             pass
         finally:
             self._busy = False
+
+
+def _not_sent_to_client(record: logging.LogRecord) -> bool:
+    """What stderr still gets: records no client got as window/logMessage (before it
+    connected, without one), and errors. An editor shows a server's stderr as errors
+    (VS Code's language client, Neovim's LSP log), so an INFO line there read as one; the
+    client gets every record with its level."""
+    return record.levelno >= logging.ERROR or not getattr(record, "sent_to_client", False)
 
 
 def parse_hostport(value: str) -> tuple[str, int]:
@@ -102,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setFormatter(fmt)
+    stderr.addFilter(_not_sent_to_client)
     root.addHandler(stderr)
     if args.log_file:
         fh = logging.FileHandler(args.log_file, encoding="utf-8")
