@@ -627,6 +627,10 @@ export interface ListResult {
   sessions: SessionInfo[];
   /** Addition: the shared store's state when the daemon has one (its sessions follow the local ones). */
   store?: StoreStatus;
+  /** Addition: the agent directories of pi's family whose sessions were looked for (one when an agent dir is set, else every one that exists: storage-format.md). */
+  agentDirs: string[];
+  /** Addition: why no session of pi's family can be listed, when that is so: no agent directory exists (it names the one looked for and what chose it). A client shows it beside the list. */
+  hint?: string;
 }
 
 /** Entry to append: one agent message. */
@@ -1123,6 +1127,8 @@ export interface SessionInfo {
   parentId?: string;
   /** Addition: "fork" or "subagent", with `parentId`. */
   parentKind?: string;
+  /** Addition: for a session of pi's family, the agent whose words the file uses: "xcsh", "pi" or "omp" (the agent whose directory holds it unless the file says otherwise). Without an agent dir set, `session/list` lists every agent dir of the family that exists (storage-format.md), so a list may mix them. */
+  dialect?: string;
   /** Addition: the machine the session lives on (set when the daemon has a shared store). */
   machine?: string;
   /** Addition: who ran it there (set when the daemon has a shared store). */

@@ -45,6 +45,13 @@ class SessionInfo:
         addition=True,
     )
     parent_kind: str | None = _opt('Addition: "fork" or "subagent", with `parentId`.', addition=True)
+    dialect: str | None = _opt(
+        'Addition: for a session of pi\'s family, the agent whose words the file uses: "xcsh", "pi" or "omp" '
+        "(the agent whose directory holds it unless the file says otherwise). Without an agent dir set, "
+        "`session/list` lists every agent dir of the family that exists (storage-format.md), so a list "
+        "may mix them.",
+        addition=True,
+    )
     machine: str | None = _opt(
         "Addition: the machine the session lives on (set when the daemon has a shared store).", addition=True
     )
@@ -163,7 +170,7 @@ class Row:
     marks_leaf: bool | None = _opt(
         "Addition: this row carries the leaf marker: the leaf's row, or when the filter or search hides the "
         "leaf, its nearest visible ancestor's (the selected row), which names it in `hiddenLeaf`. Front ends "
-        "draw the leaf marker here and nowhere else (tree-view.md, \"One face\"). Sent only when true.",
+        'draw the leaf marker here and nowhere else (tree-view.md, "One face"). Sent only when true.',
         addition=True,
     )
     hidden_leaf: str | None = _opt(

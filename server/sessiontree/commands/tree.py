@@ -16,9 +16,10 @@ agent's selector, so that deep trees stay readable in a terminal (docs/tree-view
   leaf in bold green, labels in yellow (``--color auto|always|never``; auto is off when
   stdout is not a terminal, ``NO_COLOR`` is set or ``TERM=dumb``).
 
-Without FILE, the most recent session of the current directory under the agent dir is
-shown; when there is none, the bundled demo session (with a note on stderr naming the
-directories searched). The file is opened read-only: nothing is migrated or written. Exit
+Without FILE, the most recent session of the current directory is shown, the first one
+`ls` lists (pi's family in the agent dir, or without one in every agent dir of the family
+that exists, and Claude Code's and Codex's transcripts); when there is none, the bundled
+demo session (with a note on stderr naming the directories searched). The file is opened read-only: nothing is migrated or written. Exit
 code 0; 2 for a file that cannot be shown (missing, unreadable, empty, no session header,
 not a pi session) or an unknown ``--leaf``.
 """
@@ -82,7 +83,10 @@ def register(subparsers: Any) -> None:
         default="auto",
         help="colour the lines (auto: only on a terminal and without NO_COLOR)",
     )
-    p.add_argument("--agent-dir", help="agent dir (default: $PI_CODING_AGENT_DIR or ~/.xcsh/agent)")
+    p.add_argument(
+        "--agent-dir",
+        help="agent dir (default: $PI_CODING_AGENT_DIR, else every agent dir of pi's family that exists)",
+    )
     p.epilog = (
         "lines: [ID] ART MARKER [LABEL] TEXT. MARKER is ● on the leaf row and • on the other\n"
         "rows of the active path (the leaf and its ancestors), so the leaf is marked before its\n"
@@ -104,15 +108,29 @@ def demo_session_path() -> Iterator[str]:
 
 
 def newest_session_for_cwd(cwd: str, agent_dir: str | None) -> str | None:
-    """The most recent session file of ``cwd`` under the agent dir, or None.
+    """The most recent session of ``cwd``: the first that `ls` lists for it (pi's family in
+    the agent dir given, else in every agent dir of the family that exists, and Claude
+    Code's and Codex's transcripts of the project), or None.
 
     Every directory encoding the agents use is looked at; nothing is created or moved.
     """
-    from sessiontree.core import paths
-    from sessiontree.core.discovery import find_most_recent_session_of_dirs
+    from sessiontree.commands.ls_agents import other_agents_sessions
+    from sessiontree.core.discovery import (
+        agent_homes,
+        find_most_recent_session_of_dirs,
+        session_dirs_of_homes,
+    )
 
-    found = find_most_recent_session_of_dirs(paths.session_dirs_of(cwd, agent_dir))
-    return found[0] if found else None
+    found = find_most_recent_session_of_dirs(session_dirs_of_homes(cwd, agent_homes(agent_dir)))
+    best: tuple[float, str] | None = None
+    if found is not None:
+        with contextlib.suppress(OSError):
+            best = (os.stat(found[0]).st_mtime, found[0])
+    for other in other_agents_sessions("all", cwd):
+        when = other.modified.timestamp()
+        if best is None or when > best[0]:
+            best = (when, other.path)
+    return best[1] if best is not None else (found[0] if found else None)
 
 
 def use_color(choice: str, stream: Any = None) -> bool:
@@ -168,8 +186,12 @@ def render(
     """The lines `tree` prints for a view page: the rows, then the footer."""
     id_width = max((len(r.id) for r in page.rows), default=0) if ids else None
     out = [row_line(r, full_art=full_art, color=color, id_width=id_width) for r in page.rows]
+    from sessiontree.core.format.words import counted
+
     shown = (
-        f"{page.total} of {total_entries} entries" if page.total != total_entries else f"{page.total} entries"
+        f"{page.total} of {counted(total_entries, 'entry')}"
+        if page.total != total_entries
+        else counted(page.total, "entry")
     )
     leaf = page.leaf_id if page.leaf_id is not None else "(none)"
     out.append(_sgr(_DIM, f"({shown}, leaf {leaf}){page.footer_suffix()}", color))
@@ -187,11 +209,11 @@ def run(args: argparse.Namespace) -> int:
             if path is None:
                 from sessiontree.commands.common import missing_agent_dir
                 from sessiontree.core import paths
+                from sessiontree.core.discovery import agent_homes
 
+                roots = [h.sessions_root for h in agent_homes(args.agent_dir)]
                 where = missing_agent_dir(args.agent_dir) or (
-                    "looked in "
-                    + ", ".join(paths.session_dir_names(cwd))
-                    + f" under {paths.sessions_root(args.agent_dir)}"
+                    "looked in " + ", ".join(paths.session_dir_names(cwd)) + f" under {', '.join(roots)}"
                 )
                 print(
                     f"sessiontree tree: no session found for {cwd} ({where}); showing the bundled demo session",

@@ -237,6 +237,7 @@ def session_info(info: Any) -> t.SessionInfo:
         display_name=_s(info.display_name),
         agent=getattr(info, "agent", "pi"),
         resume_command=getattr(info, "resume", None),
+        dialect=getattr(info, "dialect", None) or None,
         parent_id=getattr(info, "parent_id", None),
         parent_kind=getattr(info, "parent_kind", None),
     )
