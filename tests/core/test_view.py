@@ -164,7 +164,12 @@ def test_a_hidden_branch_head_hands_its_connector_to_its_first_visible_row() -> 
     # (before: "│     • user: 3", a gutter with no branch to belong to)
     assert lines(entries, leaf_id="4") == ["• user: 1", "├─    • user: 3", "│     • user: 4", "└─ user: 2"]
     rows = build_view(EntriesTreeSource(entries, leaf_id="4")).rows
-    assert [(r.id, r.depth, r.head_depth) for r in rows] == [("1", 0, None), ("3", 2, 1), ("4", 2, None), ("2", 1, None)]
+    assert [(r.id, r.depth, r.head_depth) for r in rows] == [
+        ("1", 0, None),
+        ("3", 2, 1),
+        ("4", 2, None),
+        ("2", 1, None),
+    ]
 
 
 # --- display text ---------------------------------------------------------------------

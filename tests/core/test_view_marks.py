@@ -55,7 +55,11 @@ def _random_session(rng: random.Random, n: int) -> list[dict[str, Any]]:
         elif kind < 0.75:
             e.update(type="model_change", provider="p", modelId=rng.choice(["m1", "m2"]))
         elif kind < 0.82:
-            e.update(type="label", targetId=out[rng.randrange(i)]["id"] if i else eid, label=rng.choice(["L", "fix"]))
+            e.update(
+                type="label",
+                targetId=out[rng.randrange(i)]["id"] if i else eid,
+                label=rng.choice(["L", "fix"]),
+            )
         elif kind < 0.88:
             e.update(type="future_entry", payload=1)
         else:
@@ -64,7 +68,9 @@ def _random_session(rng: random.Random, n: int) -> list[dict[str, Any]]:
     return out
 
 
-def _expected(entries: list[dict[str, Any]], leaf: str | None, rows: list[Any], all_rows: list[str]) -> dict[str, Any]:
+def _expected(
+    entries: list[dict[str, Any]], leaf: str | None, rows: list[Any], all_rows: list[str]
+) -> dict[str, Any]:
     """The rule, from the tree: for each shown row id, (marks the leaf, the connectors it is
     handed as (cell, glyph), the depth of the outermost hidden branch head it stands for)."""
     src = EntriesTreeSource(entries, leaf_id=leaf)
@@ -118,7 +124,9 @@ def _expected(entries: list[dict[str, Any]], leaf: str | None, rows: list[Any], 
     return out
 
 
-def _check(entries: list[dict[str, Any]], leaf: str | None, mode: str, search: str | None, source: Any) -> None:
+def _check(
+    entries: list[dict[str, Any]], leaf: str | None, mode: str, search: str | None, source: Any
+) -> None:
     whole = build_view(source, filter=mode, search=search, leaf_id=leaf, home=HOME)
     all_ids = [r.id for r in whole.rows]
     want = _expected(entries, leaf, whole.rows, all_ids)
@@ -133,7 +141,9 @@ def _check(entries: list[dict[str, Any]], leaf: str | None, mode: str, search: s
         assert r.head_depth == outer, (mode, search, r.id)
         assert r.marks_leaf == marks, (mode, search, r.id)
         if marks and r.id != leaf:
-            leaf_text = build_view(EntriesTreeSource(entries, leaf_id=leaf), filter="all", leaf_id=leaf, home=HOME)
+            leaf_text = build_view(
+                EntriesTreeSource(entries, leaf_id=leaf), filter="all", leaf_id=leaf, home=HOME
+            )
             hidden = next((x.text for x in leaf_text.rows if x.id == leaf), None)
             if hidden is not None:
                 assert r.hidden_leaf == hidden
@@ -144,7 +154,9 @@ def _check(entries: list[dict[str, Any]], leaf: str | None, mode: str, search: s
     # pages answer the same rows as the whole view
     paged: list[Any] = []
     for off in range(0, whole.total, 7):
-        paged.extend(build_view(source, filter=mode, search=search, leaf_id=leaf, home=HOME, offset=off, limit=7).rows)
+        paged.extend(
+            build_view(source, filter=mode, search=search, leaf_id=leaf, home=HOME, offset=off, limit=7).rows
+        )
     assert paged == whole.rows
 
 
@@ -165,11 +177,26 @@ def test_hidden_rows_hand_on_the_leaf_and_the_connectors(seed: int, tmp_path: Pa
 
 def test_a_hidden_leaf_is_named_on_its_nearest_visible_ancestor() -> None:
     entries = [
-        {"type": "message", "id": "u", "parentId": None, "timestamp": _ts(1), "message": {"role": "user", "content": "hi"}},
-        {"type": "model_change", "id": "m", "parentId": "u", "timestamp": _ts(2), "provider": "p", "modelId": "m2"},
+        {
+            "type": "message",
+            "id": "u",
+            "parentId": None,
+            "timestamp": _ts(1),
+            "message": {"role": "user", "content": "hi"},
+        },
+        {
+            "type": "model_change",
+            "id": "m",
+            "parentId": "u",
+            "timestamp": _ts(2),
+            "provider": "p",
+            "modelId": "m2",
+        },
     ]
     rows = build_view(EntriesTreeSource(entries)).rows
-    assert [(r.id, r.is_leaf, r.marks_leaf, r.hidden_leaf) for r in rows] == [("u", False, True, "[model: p/m2]")]
+    assert [(r.id, r.is_leaf, r.marks_leaf, r.hidden_leaf) for r in rows] == [
+        ("u", False, True, "[model: p/m2]")
+    ]
     rows = build_view(EntriesTreeSource(entries), filter="all").rows
     assert [(r.id, r.marks_leaf, r.hidden_leaf) for r in rows] == [("u", False, None), ("m", True, None)]
     # no ancestor shown: nothing marks the leaf (the selection falls back to the last row)

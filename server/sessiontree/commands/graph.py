@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from sessiontree.commands.common import EXIT_OK, EXIT_UNUSABLE, entry_not_found, fail, open_for_viewing
+from sessiontree.core.format.words import counted
 
 
 def register(subparsers: Any) -> None:
@@ -90,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return fail("graph", f"{args.output}: {exc.strerror or exc}")
     print(
-        f"{args.output}: {graph.entries} entries, {len(graph.nodes)} nodes, {graph.lanes} lanes",
+        f"{args.output}: {counted(graph.entries, 'entry')}, {counted(len(graph.nodes), 'node')}, "
+        f"{counted(graph.lanes, 'lane')}",
         file=sys.stderr,
     )
     return EXIT_OK

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..format.words import counted
 from ..ids import Clock, IdSource
 from .conversation import build_conversation
 from .html import render_html
@@ -147,7 +148,7 @@ def render_export(
         meta = [
             ("session", session_id),
             ("source", os.path.basename(source) if source else "(in memory)"),
-            ("exported", f"{what} ({len(entries)} entries)"),
+            ("exported", f"{what} ({counted(len(entries), 'entry')})"),
         ]
         total = sum(counts.values())
         if red is None:

@@ -13,6 +13,7 @@ import hashlib
 import re
 
 from ..format.markup import css_class, html, json_script
+from ..format.words import counted
 from .model import Graph, GraphNode
 
 __all__ = ["LANE_WIDTH", "ROW_HEIGHT", "render_html", "render_svg"]
@@ -49,7 +50,7 @@ def _run_text(n: GraphNode) -> str:
     parts = [
         f"{count} {_KIND_NAMES.get(k, k)}" for k, count in sorted(n.kinds.items(), key=lambda kv: -kv[1])
     ]
-    return f"⋯ {n.count} entries ({', '.join(parts[:4])})"
+    return f"⋯ {counted(n.count, 'entry')} ({', '.join(parts[:4])})"
 
 
 def _classes(n: GraphNode) -> str:
@@ -105,9 +106,9 @@ def render_svg(graph: Graph) -> str:
         if n.label is not None:
             tag = f'<tspan class="tag">[{html(n.label)}]</tspan> '
         lead = "● " if n.leaf else ""
-        title = f"{n.id}" + (f" (from {n.first_id}, {n.count} entries)" if n.kind == "run" else "")
+        title = f"{n.id}" + (f" (from {n.first_id}, {counted(n.count, 'entry')})" if n.kind == "run" else "")
         if n.kind == "more":
-            title = f"{n.count} branches of {n.fan_parent} not drawn: click to show them"
+            title = f"{counted(n.count, 'branch')} of {n.fan_parent} not drawn: click to show them"
         parts.append(
             f'<g class="{_classes(n)}" data-id="{html(n.id)}" data-i="{i}" tabindex="0">'
             f"<title>{html(title)}</title>"
@@ -212,8 +213,11 @@ _SCRIPT = """
 def summary_line(graph: Graph) -> str:
     """The page header's count: entries, drawn nodes, lanes."""
     folded = ", linear runs folded" if graph.collapsed else ""
-    cut = f", cut at {len(graph.nodes):,} nodes" if graph.truncated else ""
-    return f"{graph.entries} entries · {len(graph.nodes)} nodes · {graph.lanes} lanes{folded}{cut}"
+    cut = f", cut at {counted(len(graph.nodes), 'node', grouped=True)}" if graph.truncated else ""
+    return (
+        f"{counted(graph.entries, 'entry')} · {counted(len(graph.nodes), 'node')} · "
+        f"{counted(graph.lanes, 'lane')}{folded}{cut}"
+    )
 
 
 def graph_data_json(graph: Graph) -> str:
