@@ -114,6 +114,9 @@ local function set_label(state, row, label)
 end
 
 function M.label_set(state)
+  if require("sessiontree.agents").refuse_read_only(state, "labels") then
+    return -- refused before the label is asked for
+  end
   local row = row_or_warn(state)
   if not row then
     return
@@ -127,6 +130,9 @@ function M.label_set(state)
 end
 
 function M.label_clear(state)
+  if require("sessiontree.agents").refuse_read_only(state, "labels") then
+    return
+  end
   local row = row_or_warn(state)
   if row then
     set_label(state, row, nil)
@@ -190,6 +196,9 @@ end
 
 --- The /branch flow: a new session file holding the path up to this user message.
 function M.branch(state)
+  if require("sessiontree.agents").refuse_read_only(state, "branches") then
+    return
+  end
   local row = row_or_warn(state)
   if not row then
     return
@@ -363,7 +372,7 @@ function M.context_lines(ctx, from_id)
     tostring(ctx.mode or "none")
   ))
   local messages = ctx.llmMessages or ctx.messages or {}
-  table.insert(lines, ("%d messages"):format(#messages))
+  table.insert(lines, require("sessiontree.words").counted(#messages, "message"))
   for i, m in ipairs(messages) do
     table.insert(lines, "")
     table.insert(lines, ("## %d. %s"):format(i, m.role or "?"))
@@ -409,8 +418,10 @@ function M.back(state)
   end)
 end
 
+--- `R`: the same as `:SessionTree refresh` (one path: a search hit's view goes back to the
+--- session's own leaf there too).
 function M.refresh(state)
-  view().reload(state)
+  require("sessiontree").refresh(state)
 end
 
 function M.close(state)

@@ -16,7 +16,8 @@ M.defaults = {
   -- Extra environment for the daemon process (e.g. { PI_CODING_AGENT_DIR = "/path" }).
   cmd_env = nil,
   -- Sent as initializationOptions. nil values are omitted, so the daemon's defaults apply:
-  -- agent_dir: $PI_CODING_AGENT_DIR, else ~/.xcsh/agent
+  -- agent_dir: $PI_CODING_AGENT_DIR, else every agent dir of pi's family that exists is
+  --   listed (~/.xcsh/agent, ~/.pi/agent, ~/.omp/agent and its profiles; new sessions: ~/.xcsh/agent)
   -- allowed_roots: the agent dir, the sessions root and the workspace folder (the cwd)
   -- watch: follow files that other processes append to
   agent_dir = nil,

@@ -134,6 +134,10 @@ function M.sessions(opts)
       return notify_err(err, "list")
     end
     local sessions = result.sessions or {}
+    if type(result.hint) == "string" then
+      -- no agent directory of pi's family: the daemon says which it looked for (as the CLI does)
+      vim.notify("sessiontree: " .. result.hint .. " (set `agent_dir` in setup() to use another)", vim.log.levels.WARN)
+    end
     if #sessions == 0 then
       vim.notify("sessiontree: no sessions for " .. params.cwd, vim.log.levels.WARN)
       return
@@ -144,11 +148,11 @@ function M.sessions(opts)
       format_item = function(s)
         local title = M.session_name(s):gsub("%s+", " ")
         local badge = require("sessiontree.agents").badge(s)
-        return ("%s  %s%s  (%d messages)"):format(
+        return ("%s  %s%s  (%s)"):format(
           (s.modified or ""):sub(1, 16),
           badge,
           title:sub(1, 80),
-          s.messageCount or 0
+          require("sessiontree.words").counted(s.messageCount or 0, "message")
         )
       end,
     }, function(choice)
@@ -242,8 +246,11 @@ function M.close()
   view().close()
 end
 
-function M.refresh()
-  local state = view().get()
+--- Reload the sidebar's rows (the current tab page's, or `state`'s): `:SessionTree refresh` and
+--- the sidebar's `R`. A view drawn from a search hit goes back to the session's own leaf.
+---@param state? table
+function M.refresh(state)
+  state = state or view().get()
   if state then
     if state.focus_id then
       -- back from a search hit's branch to the session's own leaf
