@@ -65,6 +65,12 @@ export interface Row {
   label?: string;
   text: string;
   timestamp: string;
+  /** The row draws the leaf marker: the leaf's, or its nearest visible ancestor's when the filter hides it. */
+  marksLeaf?: boolean;
+  /** On the row that marks a hidden leaf: the leaf's display text. */
+  hiddenLeaf?: string;
+  /** The depth of the hidden first row of a branch this row stands for (it nests there). */
+  headDepth?: number;
 }
 
 export interface ViewResult {

@@ -107,6 +107,25 @@ function prepare() {
     // daemon's indexing of listed sessions ahead is tested in tests/e2e/test_preindex.py
     'sessiontree.preindex': 0,
   });
+  // The sessions every front end is compared on (tests/fixtures/face): in the workspace to open,
+  // and oh-my-pi's and pi's files as their agents keep them for another project, to list by name.
+  const face = path.join(repoRoot, 'tests', 'fixtures', 'face');
+  fs.mkdirSync(path.join(ws, 'face'), { recursive: true });
+  for (const name of fs.readdirSync(face).filter((n) => n.endsWith('.jsonl'))) {
+    fs.copyFileSync(path.join(face, name), path.join(ws, 'face', name));
+  }
+  const faceProject = path.join(tmp, 'face-project');
+  fs.mkdirSync(faceProject, { recursive: true });
+  const faceDir = path.join(agent, 'sessions', h.encodeCwd(faceProject, env.HOME));
+  fs.mkdirSync(faceDir, { recursive: true });
+  for (const name of ['omp18', 'pi16']) {
+    const lines = fs.readFileSync(path.join(face, `${name}.jsonl`), 'utf8').split('\n');
+    const at = lines[0].startsWith('{"type":"title"') ? 1 : 0; // omp's title slot stays as it is
+    const header = JSON.parse(lines[at]);
+    header.cwd = faceProject;
+    lines[at] = JSON.stringify(header);
+    fs.writeFileSync(path.join(faceDir, `2026-03-01T09-00-00-000Z_${name}.jsonl`), lines.join('\n'));
+  }
   if (looking.v1) {
     looking.agentBefore = snapshot(agent);
   }
