@@ -16,7 +16,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PI_CODING_AGENT_DIR", "CLAUDE_CONFIG_DIR", "CODEX_HOME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PI_CODING_AGENT_DIR", "CLAUDE_CONFIG_DIR", "CODEX_HOME")
+    }
     env.update(
         HOME=str(tmp_path / "home"),
         XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
@@ -47,7 +51,12 @@ def _homes(tmp_path: Path) -> tuple[Path, Path, Path]:
     home = tmp_path / "home"
     proj = home / "src" / "proj"
     proj.mkdir(parents=True)
-    pi = place(home / ".pi" / "agent" / "sessions", f"--{str(proj).lstrip('/').replace('/', '-')}--", "pi16", str(proj))
+    pi = place(
+        home / ".pi" / "agent" / "sessions",
+        f"--{str(proj).lstrip('/').replace('/', '-')}--",
+        "pi16",
+        str(proj),
+    )
     omp = place(home / ".omp" / "agent" / "sessions", "-src-proj", "omp18", str(proj))
     os.utime(pi, (1_800_000_000, 1_800_000_000))
     os.utime(omp, (1_800_000_100, 1_800_000_100))  # the newest
@@ -66,12 +75,15 @@ def test_ls_lists_pi_and_omp_sessions_by_their_names_without_a_setting(tmp_path:
     assert "pi " in lines[1] and "Flaky watcher test" in lines[1]
     res = _cli(env, proj, "ls", "--all", "--json")
     listed = json.loads(res.stdout)["sessions"]
-    assert [(s["displayName"], s["dialect"]) for s in listed] == [("Parser refactor", "omp"), ("Flaky watcher test", "pi")]
+    assert [(s["displayName"], s["dialect"]) for s in listed] == [
+        ("Parser refactor", "omp"),
+        ("Flaky watcher test", "pi"),
+    ]
     assert _tree(home) == before  # looking created and touched nothing in the agents' dirs
 
 
 def test_tree_opens_the_session_ls_lists_first(tmp_path: Path) -> None:
-    home, proj, omp = _homes(tmp_path)
+    home, proj, _ = _homes(tmp_path)
     env = _env(tmp_path)
     before = _tree(home)
     res = _cli(env, proj, "tree", "--color", "never")
@@ -108,5 +120,9 @@ def test_no_agent_dir_names_where_it_looked(tmp_path: Path) -> None:
     (home / "proj").mkdir(parents=True)
     res = _cli(_env(tmp_path), home / "proj", "ls")
     assert res.returncode == 2
-    assert str(home / ".xcsh" / "agent") in res.stderr and ".pi/agent" in res.stderr and ".omp/agent" in res.stderr
+    assert (
+        str(home / ".xcsh" / "agent") in res.stderr
+        and ".pi/agent" in res.stderr
+        and ".omp/agent" in res.stderr
+    )
     assert sorted(p.name for p in home.iterdir()) == ["proj"]

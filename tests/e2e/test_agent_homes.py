@@ -34,7 +34,9 @@ def test_pi_and_omp_sessions_are_listed_named_and_opened_without_a_setting(tmp_p
     home = tmp_path / "home"
     proj = home / "src" / "proj"
     proj.mkdir(parents=True)
-    pi = place(home / ".pi/agent/sessions", f"--{str(proj).lstrip('/').replace('/', '-')}--", "pi16", str(proj))
+    pi = place(
+        home / ".pi/agent/sessions", f"--{str(proj).lstrip('/').replace('/', '-')}--", "pi16", str(proj)
+    )
     omp = place(home / ".omp/agent/sessions", "-src-proj", "omp18", str(proj))
     os.utime(pi, (1_800_000_000, 1_800_000_000))
     os.utime(omp, (1_800_000_100, 1_800_000_100))
