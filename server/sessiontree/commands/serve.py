@@ -27,8 +27,8 @@ def register(sub: Any) -> None:
         "serve",
         help="run the daemon for editors (JSON-RPC with LSP framing over stdio)",
         description="Run the sessiontree daemon. Speaks JSON-RPC 2.0 with LSP framing over stdio, "
-        "or over TCP with --tcp. Logs go to the client as window/logMessage, with their level; stderr gets "
-        "errors and what no client got (before one connected).",
+        "or over TCP with --tcp. Logs go to the client as window/logMessage, with their level; over stdio, "
+        "stderr gets errors and what no client got (before one connected); over TCP, everything.",
     )
     p.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
     p.add_argument(
@@ -78,10 +78,11 @@ class _ClientLogHandler(logging.Handler):
 
 
 def _not_sent_to_client(record: logging.LogRecord) -> bool:
-    """What stderr still gets: records no client got as window/logMessage (before it
-    connected, without one), and errors. An editor shows a server's stderr as errors
+    """What stderr still gets over stdio: records no client got as window/logMessage (before
+    it connected), and errors. The editor that started the daemon shows its stderr as errors
     (VS Code's language client, Neovim's LSP log), so an INFO line there read as one; the
-    client gets every record with its level."""
+    client gets every record with its level. (Over TCP, stderr is the daemon's own log and
+    keeps everything.)"""
     return record.levelno >= logging.ERROR or not getattr(record, "sent_to_client", False)
 
 
@@ -112,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setFormatter(fmt)
-    stderr.addFilter(_not_sent_to_client)
+    if not args.tcp:
+        stderr.addFilter(_not_sent_to_client)
     root.addHandler(stderr)
     if args.log_file:
         fh = logging.FileHandler(args.log_file, encoding="utf-8")
