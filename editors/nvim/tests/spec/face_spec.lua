@@ -139,6 +139,17 @@ describe("one face", function()
   end)
 end)
 
+describe("search hits", function()
+  it("mark their words with «» in vim.ui.select, and leave that to Telescope's highlight there", function()
+    local search = require("sessiontree.search")
+    local hit = { snippet = "the romeo widget", highlights = { { 4, 9 } }, role = "user", path = "/s/x.jsonl", timestamp = "2026-03-01T09:00:00Z" }
+    assert.truthy(search.format_hit(hit):find("the «romeo» widget", 1, true))
+    local plain = search.format_hit(hit, { marks = false })
+    assert.truthy(plain:find("the romeo widget", 1, true), plain)
+    assert.falsy(plain:find("«", 1, true), plain)
+  end)
+end)
+
 describe("a read-only session", function()
   local saved_home = vim.env.HOME
   after_each(function()
