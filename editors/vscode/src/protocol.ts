@@ -18,6 +18,8 @@ export interface SessionInfo {
   resumeCommand?: string | null;
   parentId?: string | null;
   parentKind?: string | null;
+  /** For pi's family: "xcsh", "pi" or "omp", whose words the file uses (newer daemons). */
+  dialect?: string;
   /** With a shared store: the machine it lives on, who ran it, whether it is a local file. */
   machine?: string;
   user?: string;

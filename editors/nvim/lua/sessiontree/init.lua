@@ -142,12 +142,23 @@ function M.sessions(opts)
       vim.notify("sessiontree: no sessions for " .. params.cwd, vim.log.levels.WARN)
       return
     end
+    -- several agents of pi's family listed (no agent_dir set): each says whose it is
+    local dialects = {}
+    for _, s in ipairs(sessions) do
+      if require("sessiontree.agents").agent_of(s) == "pi" and type(s.dialect) == "string" then
+        dialects[s.dialect] = true
+      end
+    end
+    local mixed = vim.tbl_count(dialects) > 1
     vim.ui.select(sessions, {
       prompt = "Session",
       kind = "sessiontree_session",
       format_item = function(s)
         local title = M.session_name(s):gsub("%s+", " ")
         local badge = require("sessiontree.agents").badge(s)
+        if badge == "" and mixed and type(s.dialect) == "string" then
+          badge = "[" .. s.dialect .. "] "
+        end
         return ("%s  %s%s  (%s)"):format(
           (s.modified or ""):sub(1, 16),
           badge,

@@ -204,10 +204,11 @@ describe("without an agent dir set", function()
     vim.env.PI_CODING_AGENT_DIR = nil
     vim.cmd.cd(proj)
     require("sessiontree").setup({ cmd = { H.server, "serve" }, allowed_roots = { dir }, sidebar = { debounce = 10 } })
-    local items
+    local items, shown
     local orig = vim.ui.select
-    vim.ui.select = function(list, _, on_choice)
+    vim.ui.select = function(list, opts, on_choice)
       items = list
+      shown = vim.tbl_map(opts.format_item, list)
       on_choice(nil)
     end
     require("sessiontree").sessions()
@@ -220,6 +221,9 @@ describe("without an agent dir set", function()
       names[s.path] = { require("sessiontree").session_name(s), s.dialect }
     end
     assert.are.same({ [omp] = { "Parser refactor", "omp" }, [pi] = { "Flaky watcher test", "pi" } }, names)
+    local joined = table.concat(shown, "\n")
+    assert.truthy(joined:find("[omp] Parser refactor", 1, true), joined)
+    assert.truthy(joined:find("[pi] Flaky watcher test", 1, true), joined)
     for path, name in pairs({ [omp] = "Parser refactor", [pi] = "Flaky watcher test" }) do
       local st = H.open(path)
       assert.are.equal(name, st.title)

@@ -56,6 +56,7 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
   private showAllProjects = false;
   private agents: AgentFilter = 'all';
   private hintText: string | undefined;
+  private mixedDialects = false;
   private readonly hintEmitter = new vscode.EventEmitter<string | undefined>();
   /**
    * Fires with the daemon's `hint` when it changes: why no session of pi's family can be listed
@@ -129,7 +130,10 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
       );
     }
     this.setHint(answers.find((a) => a.hint)?.hint);
-    return mergeSessions(answers.map((a) => a.sessions));
+    const merged = mergeSessions(answers.map((a) => a.sessions));
+    // several agents of pi's family listed (no agent dir set): each row says whose it is
+    this.mixedDialects = new Set(merged.filter((s) => agentOf(s) === 'pi').map((s) => s.dialect ?? '')).size > 1;
+    return merged;
   }
 
   private setHint(hint: string | undefined): void {
@@ -168,7 +172,7 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
     const age = formatAge(s.modified, this.options.now());
     const count = counted(s.messageCount, 'msg');
     const project = s.cwd.split(/[\\/]/).filter(Boolean).pop() ?? s.cwd;
-    const badge = agentBadge(s);
+    const badge = agentBadge(s) || (this.mixedDialects && s.dialect ? `${s.dialect} · ` : '');
     item.description = badge + (this.showAllProjects ? `${count} · ${age} · ${project}` : `${count} · ${age}`);
     const isCurrent = this.current.value?.path === s.path;
     item.iconPath = new vscode.ThemeIcon(

@@ -82,6 +82,22 @@ test("the daemon's hint (no agent directory of pi's family) is announced, and go
   assert.ok(heard[0].includes('.pi/agent'));
 });
 
+test("a list of several agents of pi's family says whose each session is", async () => {
+  const daemon = new FakeDaemon({
+    'session/list': () => ({
+      sessions: [info('/omp', '2026-01-02T00:00:00Z', { dialect: 'omp' }), info('/pi', '2026-01-01T00:00:00Z', { dialect: 'pi' })],
+    }),
+  });
+  const provider = new SessionsProvider(daemon, new CurrentSession(daemon), { folders: () => ['/w'], now: () => Date.parse('2026-01-03T00:00:00Z') });
+  const [omp, pi] = await provider.getChildren();
+  assert.match(provider.getTreeItem(omp).description, /^omp · 3 msgs/);
+  assert.match(provider.getTreeItem(pi).description, /^pi · 3 msgs/);
+  const one = new FakeDaemon({ 'session/list': () => ({ sessions: [info('/pi', '2026-01-01T00:00:00Z', { dialect: 'pi' })] }) });
+  const alone = new SessionsProvider(one, new CurrentSession(one), { folders: () => ['/w'], now: () => Date.parse('2026-01-03T00:00:00Z') });
+  const [only] = await alone.getChildren();
+  assert.match(alone.getTreeItem(only).description, /^3 msgs/, 'one agent: no badge');
+});
+
 test('counts say 1 msg, 2 msgs', async () => {
   const daemon = new FakeDaemon({ 'session/list': () => ({ sessions: [info('/a', '2026-01-01T00:00:00Z', { messageCount: 1 })] }) });
   const provider = new SessionsProvider(daemon, new CurrentSession(daemon), { folders: () => ['/w'], now: () => Date.parse('2026-01-01T01:00:00Z') });
