@@ -113,3 +113,57 @@ test('the Session Tree draws the face sessions as the CLI prints them', async (t
     });
   }
 });
+
+/** A face session's text with its header's cwd set (omp's title slot, the first line, kept). */
+function withCwd(name, cwd) {
+  const lines = fs.readFileSync(path.join(FACE, `${name}.jsonl`), 'utf8').split('\n');
+  const at = lines[0].startsWith('{"type":"title"') ? 1 : 0;
+  const header = JSON.parse(lines[at]);
+  header.cwd = cwd;
+  lines[at] = JSON.stringify(header);
+  return lines.join('\n');
+}
+
+// Issue 31's "done when", without a setting (issue 34): a HOME with oh-my-pi's and pi's agent
+// dirs; the Sessions view lists both sessions by the names their agents give them.
+test("the Sessions view lists an oh-my-pi 18 and a pi 1.6 session of the home by their names, with no agent dir set", async (t) => {
+  const { SessionsProvider } = require('../../out/views/sessions');
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'st-vscode-homes-'));
+  const home = path.join(tmp, 'home');
+  const proj = path.join(home, 'src', 'proj');
+  fs.mkdirSync(proj, { recursive: true });
+  const omp = path.join(home, '.omp', 'agent', 'sessions', '-src-proj', '2026-03-01T09-00-00-000Z_omp.jsonl');
+  const pi = path.join(home, '.pi', 'agent', 'sessions', `--${proj.replace(/^\//, '').replace(/\//g, '-')}--`, '2026-03-01T09-00-00-000Z_pi.jsonl');
+  for (const [file, name] of [[omp, 'omp18'], [pi, 'pi16']]) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, withCwd(name, proj));
+  }
+  const env = { ...process.env, HOME: home, XDG_CACHE_HOME: path.join(tmp, 'cache'), XDG_STATE_HOME: path.join(tmp, 'state'), XDG_DATA_HOME: path.join(tmp, 'data') };
+  delete env.PI_CODING_AGENT_DIR;
+  const proc = spawn(daemonCommand(), ['serve'], { stdio: ['pipe', 'pipe', 'pipe'], env });
+  const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(proc.stdout), new rpc.StreamMessageWriter(proc.stdin));
+  conn.onNotification('window/logMessage', () => undefined);
+  conn.listen();
+  // no agentDir: what the extension sends when the setting is empty
+  await conn.sendRequest('initialize', { processId: process.pid, rootUri: `file://${proj}`, workspaceFolders: [{ uri: `file://${proj}`, name: 'proj' }], capabilities: {}, initializationOptions: { watch: false } });
+  await conn.sendNotification('initialized', {});
+  const daemon = { request: (m, p) => conn.sendRequest(m, p), onNotification: (m, h) => conn.onNotification(m, h) };
+  t.after(async () => {
+    await conn.sendRequest('shutdown').catch(() => undefined);
+    await conn.sendNotification('exit').catch(() => undefined);
+    conn.dispose();
+    proc.kill();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+  const current = new CurrentSession(daemon);
+  const sessions = new SessionsProvider(daemon, current, { folders: () => [proj], now: () => Date.parse('2026-03-01T10:00:00.000Z') });
+  const listed = await sessions.getChildren();
+  const label = (file) => sessions.getTreeItem(listed.find((s) => s.path === file)).label;
+  assert.equal(label(omp), 'Parser refactor');
+  assert.equal(label(pi), 'Flaky watcher test');
+  assert.equal(sessions.hint, undefined);
+  assert.equal((await current.open(omp)).title, 'Parser refactor');
+  assert.equal((await current.open(pi)).title, 'Flaky watcher test');
+  sessions.dispose();
+  current.dispose();
+});
