@@ -63,7 +63,7 @@ def tricky_session(path: Path, seed: int = 3, turns: int = 400) -> None:
     ids: list[str] = []
     parent: str | None = None
 
-    def add(entry: dict[str, Any], under: str | None | int = -1) -> str:
+    def add(entry: dict[str, Any], under: str | int | None = -1) -> str:
         nonlocal n, parent
         n += 1
         eid = f"t{n:05d}"
@@ -104,10 +104,25 @@ def tricky_session(path: Path, seed: int = 3, turns: int = 400) -> None:
     branch_points: list[str] = []
     for t in range(turns):
         kind = t % 23
-        add(msg("user", f"turn {t}: " + " ".join(rng.choice(["fix", "the", "bug", "<b>", "![x](y)"]) for _ in range(8))))
+        add(
+            msg(
+                "user",
+                f"turn {t}: "
+                + " ".join(rng.choice(["fix", "the", "bug", "<b>", "![x](y)"]) for _ in range(8)),
+            )
+        )
         if kind == 0:  # parallel calls answered out of order, one never
             a, b, c = f"c{t}a", f"c{t}b", f"c{t}c"
-            add(assistant([{"type": "text", "text": "three at once"}, call(a), call(b, "read", path="x.py"), call(c)]))
+            add(
+                assistant(
+                    [
+                        {"type": "text", "text": "three at once"},
+                        call(a),
+                        call(b, "read", path="x.py"),
+                        call(c),
+                    ]
+                )
+            )
             add(result(b, "b's result"))
             add(result(a, "a's result", error=True))
         elif kind == 1:  # answered much later (after other turns)
@@ -134,7 +149,14 @@ def tricky_session(path: Path, seed: int = 3, turns: int = 400) -> None:
             add({"type": "model_change", "provider": "prov", "modelId": f"m-{t}"})
             add({"type": "thinking_level_change", "thinkingLevel": rng.choice(["low", "high"])})
         elif kind == 6:
-            add({"type": "compaction", "summary": f"summary {t} with `code`", "tokensBefore": 1000 + t, "firstKeptEntryId": ids[-1]})
+            add(
+                {
+                    "type": "compaction",
+                    "summary": f"summary {t} with `code`",
+                    "tokensBefore": 1000 + t,
+                    "firstKeptEntryId": ids[-1],
+                }
+            )
         elif kind == 7:
             add({"type": "branch_summary", "summary": f"left a branch at {t}", "fromId": ids[-1]})
             add(msg("branchSummary", None, summary="inner branch summary"))
@@ -146,7 +168,22 @@ def tricky_session(path: Path, seed: int = 3, turns: int = 400) -> None:
             add({"type": "custom", "customType": "ext-state", "data": {"t": t}})
             add({"type": "custom_message", "customType": "note", "content": f"custom {t}", "display": True})
         elif kind == 10:  # numbers JSON writes in more than one way, in arguments
-            add(assistant([call(f"num{t}", "bash", command="x", big=12345678901234567890123, f=1e16, g=1e-7, h=-0.0, i=0.1)]))
+            add(
+                assistant(
+                    [
+                        call(
+                            f"num{t}",
+                            "bash",
+                            command="x",
+                            big=12345678901234567890123,
+                            f=1e16,
+                            g=1e-7,
+                            h=-0.0,
+                            i=0.1,
+                        )
+                    ]
+                )
+            )
             add(result(f"num{t}", "ok"))
         elif kind == 11:
             add(
@@ -186,7 +223,16 @@ def tricky_session(path: Path, seed: int = 3, turns: int = 400) -> None:
 def generated(path: Path, entries: int, branch_every: int, seed: int) -> None:
     """A session from benchmarks/gen_corpus.py."""
     subprocess.run(
-        [sys.executable, str(GEN), str(path), str(entries), "--seed", str(seed), "--branch-every", str(branch_every)],
+        [
+            sys.executable,
+            str(GEN),
+            str(path),
+            str(entries),
+            "--seed",
+            str(seed),
+            "--branch-every",
+            str(branch_every),
+        ],
         check=True,
         capture_output=True,
     )
@@ -259,12 +305,21 @@ def cases(sessions: dict[str, Path]) -> Iterator[tuple[str, Callable[[], str]]]:
 
         def export(mgr: Any = mgr, path: Path = path, **kw: Any) -> str:
             r = export_session(
-                mgr, kw.pop("fmt"), clock=FixedClock(), ids=IdSource(seed=1, clock=FixedClock()), redactor=Redactor(), **kw
+                mgr,
+                kw.pop("fmt"),
+                clock=FixedClock(),
+                ids=IdSource(seed=1, clock=FixedClock()),
+                redactor=Redactor(),
+                **kw,
             )
             if kw.get("dry_run"):
                 return _sha(
                     json.dumps(
-                        {"entries": r.entries, "counts": r.counts, "findings": [f.to_dict() for f in r.findings]},
+                        {
+                            "entries": r.entries,
+                            "counts": r.counts,
+                            "findings": [f.to_dict() for f in r.findings],
+                        },
                         ensure_ascii=False,
                     )
                 )
@@ -273,7 +328,10 @@ def cases(sessions: dict[str, Path]) -> Iterator[tuple[str, Callable[[], str]]]:
 
         for fmt in ("md", "html", "jsonl"):
             for redact in (None, True, False):
-                yield f"{name} path {fmt} redact={redact}", lambda f=fmt, r=redact, e=export: e(fmt=f, redact=r)
+                yield (
+                    f"{name} path {fmt} redact={redact}",
+                    lambda f=fmt, r=redact, e=export: e(fmt=f, redact=r),
+                )
         yield f"{name} path dry-run", lambda e=export: e(fmt="md", dry_run=True)
         others = [t for t in tips if t != leaf][:2]
         for t in others:
@@ -300,11 +358,15 @@ def cases(sessions: dict[str, Path]) -> Iterator[tuple[str, Callable[[], str]]]:
 
 def _run_cli(*args: str) -> str:
     env = dict(os.environ, NO_COLOR="1", SESSIONTREE_NO_INDEX_CACHE="1")
-    r = subprocess.run([sys.executable, "-m", "sessiontree", *args], capture_output=True, env=env, check=False)
+    r = subprocess.run(
+        [sys.executable, "-m", "sessiontree", *args], capture_output=True, env=env, check=False
+    )
     return _sha(r.stdout + b"\n" + str(r.returncode).encode())
 
 
-def _cli_cases(name: str, path: Path, pairs: list[tuple[str, str]]) -> Iterator[tuple[str, Callable[[], str]]]:
+def _cli_cases(
+    name: str, path: Path, pairs: list[tuple[str, str]]
+) -> Iterator[tuple[str, Callable[[], str]]]:
     """`tree` and `diff` as the command line prints them (standard output)."""
     p = str(path)
     for args in (
@@ -315,8 +377,11 @@ def _cli_cases(name: str, path: Path, pairs: list[tuple[str, str]]) -> Iterator[
         ("--search", "the"),
     ):
         yield f"{name} cli tree {' '.join(args)}", lambda a=args: _run_cli("tree", p, *a)
-    yield f"{name} cli tree --json", lambda: _sha(
-        json.dumps({k: v for k, v in json.loads(_raw_cli("tree", p, "--json")).items() if k != "path"})
+    yield (
+        f"{name} cli tree --json",
+        lambda: _sha(
+            json.dumps({k: v for k, v in json.loads(_raw_cli("tree", p, "--json")).items() if k != "path"})
+        ),
     )
     for a, b in pairs[:1]:
         yield f"{name} cli diff {a} {b}", lambda a=a, b=b: _run_cli("diff", p, a, b)
@@ -344,7 +409,9 @@ if __name__ == "__main__":
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--write", metavar="DIR", required=True, help="write the sessions here, the digests to the golden")
+    ap.add_argument(
+        "--write", metavar="DIR", required=True, help="write the sessions here, the digests to the golden"
+    )
     args = ap.parse_args()
     got = digests(write_sessions(Path(args.write)))
     DIGESTS.parent.mkdir(parents=True, exist_ok=True)

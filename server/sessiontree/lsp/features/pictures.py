@@ -15,10 +15,19 @@ from sessiontree_protocol import types as t
 from sessiontree_protocol.converters import structure
 
 from sessiontree.core.compare import compare_nodes, render_side
-from sessiontree.core.export import FORMATS, ExportInput, export_file_name, read_export, render_export
+from sessiontree.core.export import (
+    FORMATS,
+    PAGE,
+    ExportInput,
+    ExportRun,
+    export_file_name,
+    read_export,
+    read_page,
+)
 from sessiontree.core.export.redact import RedactionConfigError
 from sessiontree.core.graph import build_graph, render_html, render_svg
 from sessiontree.core.graph.render import summary_line
+from sessiontree.core.index import gc_paused
 from sessiontree.lsp import errors, mapping
 from sessiontree.lsp.handlers import register
 from sessiontree.lsp.server import SessionTreeServer
@@ -76,31 +85,44 @@ async def export(ls: SessionTreeServer, p: t.ExportParams) -> t.ExportResult:
             mapping.require_entry(manager, p.subtree_id)
         return read_export(manager, leaf_id=leaf, subtree_id=p.subtree_id)
 
-    def render(inp: ExportInput) -> t.ExportResult:
+    def begin(inp: ExportInput) -> tuple[ExportRun, str]:
         try:
-            r = render_export(inp, p.format, redact=p.redact, dry_run=p.dry_run)
+            run = ExportRun(inp, p.format, redact=p.redact, dry_run=p.dry_run)
         except RedactionConfigError as exc:
             raise errors.InvalidParams(
                 f"redaction config: {exc}", {"field": "redact", "reason": str(exc)}
             ) from exc
-        return t.ExportResult(
-            content=r.content,
-            format=r.format,
-            entries=r.entries,
-            leaf_id=r.leaf_id,
-            redacted=r.redacted,
-            redactions=[t.RedactionCount(pattern=k, count=v) for k, v in sorted(r.counts.items())],
-            findings=[structure(f.to_dict(), t.RedactionFinding) for f in r.findings],
-            suggested_name=export_file_name(inp.session_id, p.subtree_id or r.leaf_id, r.format),
-        )
+        return run, run.start()
 
-    # Only the reading holds the session: redacting and rendering a 100,000-entry path takes
-    # seconds, and the tree view's requests must not wait for it. The rendering runs in the
-    # pool of session-less work, not on any session's queue, and every built-in pattern is
-    # linear (it gives the interpreter back between candidates), so requests on other
-    # sessions are answered meanwhile; the export's time budget ends it with -32009.
+    def page(sks: list[Any]) -> list[dict[str, Any]]:
+        with gc_paused():
+            return read_page(session.manager, sks)
+
+    # Only the reading holds the session, a page at a time: redacting and rendering a
+    # 100,000-entry path takes seconds, and the tree view's requests must not wait for it.
+    # The rendering runs in the pool of session-less work, not on any session's queue, and
+    # every built-in pattern is linear (it gives the interpreter back between candidates),
+    # so requests on other sessions are answered meanwhile; the export's time budget ends
+    # it with -32009. What is held is a page of entries and the document made so far.
     inp = await ls.registry.call(session, read)
-    return await ls.registry.run(render, inp)
+    run, head = await ls.registry.run(begin, inp)
+    parts = [head]
+    for sks in inp.selection.pages(PAGE):
+        entries = await ls.registry.call(session, page, sks)
+        parts.append(await ls.registry.run(run.feed, entries))
+    parts.append(await ls.registry.run(run.finish))
+    r = run.result("".join(parts))
+    del parts
+    return t.ExportResult(
+        content=r.content,
+        format=r.format,
+        entries=r.entries,
+        leaf_id=r.leaf_id,
+        redacted=r.redacted,
+        redactions=[t.RedactionCount(pattern=k, count=v) for k, v in sorted(r.counts.items())],
+        findings=[structure(f.to_dict(), t.RedactionFinding) for f in r.findings],
+        suggested_name=export_file_name(inp.session_id, p.subtree_id or r.leaf_id, r.format),
+    )
 
 
 async def diff(ls: SessionTreeServer, p: t.DiffParams) -> t.DiffResult:
