@@ -76,15 +76,13 @@ def select_subtree(manager: Any, node_id: str) -> Selection:
 
 def read_page(manager: Any, sks: Sequence[Skeleton]) -> list[dict[str, Any]]:
     """The entries of ``sks``, in their order: one sequential read of their part of the file
-    (`EntryIndex.stream_entries`), the index's entry cache left as it was."""
-    got = {id(sk): e for sk, e in manager.index.stream_entries(list(sks))}
-    return [got[id(sk)] for sk in sks]
+    (`EntryIndex.entries_in_order`), the collector paused (parsing makes many containers,
+    none of them cyclic)."""
+    with gc_paused():
+        return list(manager.index.entries_in_order(list(sks)))
 
 
 def read_pages(manager: Any, selection: Selection, size: int = PAGE) -> Iterator[list[dict[str, Any]]]:
-    """The selection's entries, ``size`` at a time, in order (each page one sequential read,
-    with the collector paused: parsing makes many containers, none of them cyclic)."""
+    """The selection's entries, ``size`` at a time, in order."""
     for sks in selection.pages(size):
-        with gc_paused():
-            page = read_page(manager, sks)
-        yield page
+        yield read_page(manager, sks)

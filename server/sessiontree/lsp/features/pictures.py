@@ -27,7 +27,6 @@ from sessiontree.core.export import (
 from sessiontree.core.export.redact import RedactionConfigError
 from sessiontree.core.graph import build_graph, render_html, render_svg
 from sessiontree.core.graph.render import summary_line
-from sessiontree.core.index import gc_paused
 from sessiontree.lsp import errors, mapping
 from sessiontree.lsp.handlers import register
 from sessiontree.lsp.server import SessionTreeServer
@@ -95,8 +94,7 @@ async def export(ls: SessionTreeServer, p: t.ExportParams) -> t.ExportResult:
         return run, run.start()
 
     def page(sks: list[Any]) -> list[dict[str, Any]]:
-        with gc_paused():
-            return read_page(session.manager, sks)
+        return read_page(session.manager, sks)
 
     # Only the reading holds the session, a page at a time: redacting and rendering a
     # 100,000-entry path takes seconds, and the tree view's requests must not wait for it.
