@@ -36,6 +36,10 @@ GEN = ROOT / "benchmarks" / "gen_corpus.py"
 DIGESTS = HERE / "fixtures" / "golden" / "export" / "streamed-sha256.json"
 REAL = ROOT.parent / "shared" / "fixtures" / "real"
 
+#: HOME while the cases run (a tool's ``~/`` path is shown relative to it): the same for the
+#: code before and the code now.
+CASE_HOME = "/home/dev"
+
 SECRET_A = "sk-ant-api03-" + "A" * 40
 SECRET_B = "sk-ant-api03-" + "B" * 40
 
@@ -286,7 +290,8 @@ def _sha(data: str | bytes) -> str:
 
 
 def cases(sessions: dict[str, Path]) -> Iterator[tuple[str, Callable[[], str]]]:
-    """(name, make) for every case: ``make()`` gives the output's digest."""
+    """(name, make) for every case: ``make()`` gives the output's digest (run them with
+    ``HOME`` set to `CASE_HOME`)."""
     from sessiontree.core.compare import compare_nodes, render_side
     from sessiontree.core.export import export_session
     from sessiontree.core.export.redact import Redactor
@@ -413,6 +418,7 @@ if __name__ == "__main__":
         "--write", metavar="DIR", required=True, help="write the sessions here, the digests to the golden"
     )
     args = ap.parse_args()
+    os.environ["HOME"] = CASE_HOME
     got = digests(write_sessions(Path(args.write)))
     DIGESTS.parent.mkdir(parents=True, exist_ok=True)
     DIGESTS.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -48,14 +48,16 @@ class Comparison:
     read: Callable[[list[Skeleton]], list[dict[str, Any]]] | None = None
     """How a page of a side's entries is read (the session's, by `compare_nodes`)."""
 
-    def pages(self, which: str, size: int = PAGE) -> Iterator[list[dict[str, Any]]]:
-        """The entries of side ``which`` ("a" or "b") since the ancestor, a page at a time."""
+    def pages(self, which: str, size: int | None = None) -> Iterator[list[dict[str, Any]]]:
+        """The entries of side ``which`` ("a" or "b") since the ancestor, ``size`` (default
+        `PAGE`) at a time."""
         side = self.a if which == "a" else self.b
         if self.read is None:
             return
         sks = side.skeletons
-        for i in range(0, len(sks), size):
-            yield self.read(sks[i : i + size])
+        step = max(1, size or PAGE)
+        for i in range(0, len(sks), step):
+            yield self.read(sks[i : i + step])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (camelCase)."""

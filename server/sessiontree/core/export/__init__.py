@@ -285,14 +285,14 @@ def export_session(
     clock: Clock | None = None,
     ids: IdSource | None = None,
     write: Callable[[str], Any] | None = None,
-    page: int = PAGE,
+    page: int | None = None,
 ) -> ExportResult:
     """Export the path to ``leaf_id`` (default: the leaf) or the subtree of ``subtree_id``.
 
     ``redact``: None means the format's default (`redacts_by_default`). ``dry_run``: find
     what would be redacted and export nothing. ``redactor`` defaults to the built-in
-    patterns plus the user's config (`load_redactor`). The entries are read ``page`` at a
-    time; with ``write``, each part of the document is written as it is made (the result's
+    patterns plus the user's config (`load_redactor`). The entries are read ``page``
+    (default `select.PAGE`) at a time; with ``write``, each part of the document is written as it is made (the result's
     content is then empty), so what is held is a page, not the branch.
     """
     if fmt not in FORMATS:

@@ -466,8 +466,8 @@ _JSONISH = re.compile(r"\s*+(?:\{.*\}|\[.*\]|\".*\")\s*+", re.S)
 _JSON_DEPTH = 4
 _CHECK_EVERY = 4096
 # `Redactor._clean`: strings up to this length, at most this many (then it starts again).
-_CLEAN_LEN = 256
-_CLEAN_MAX = 65536
+_CLEAN_LEN = 64
+_CLEAN_MAX = 16384
 
 
 def config_path(env: Mapping[str, str] | None = None) -> str:

@@ -37,11 +37,12 @@ class Selection:
     def __len__(self) -> int:
         return len(self.skeletons)
 
-    def pages(self, size: int = PAGE) -> Iterator[list[Skeleton]]:
-        """The skeletons, ``size`` at a time."""
+    def pages(self, size: int | None = None) -> Iterator[list[Skeleton]]:
+        """The skeletons, ``size`` (default `PAGE`) at a time."""
         sks = self.skeletons
-        for i in range(0, len(sks), max(1, size)):
-            yield sks[i : i + size]
+        step = max(1, size or PAGE)
+        for i in range(0, len(sks), step):
+            yield sks[i : i + step]
 
 
 def select_path(manager: Any, leaf_id: Any = ...) -> Selection:
@@ -82,7 +83,7 @@ def read_page(manager: Any, sks: Sequence[Skeleton]) -> list[dict[str, Any]]:
         return list(manager.index.entries_in_order(list(sks)))
 
 
-def read_pages(manager: Any, selection: Selection, size: int = PAGE) -> Iterator[list[dict[str, Any]]]:
-    """The selection's entries, ``size`` at a time, in order."""
+def read_pages(manager: Any, selection: Selection, size: int | None = None) -> Iterator[list[dict[str, Any]]]:
+    """The selection's entries, ``size`` (default `PAGE`) at a time, in order."""
     for sks in selection.pages(size):
         yield read_page(manager, sks)

@@ -17,7 +17,6 @@ from sessiontree_protocol.converters import structure
 from sessiontree.core.compare import compare_nodes, render_side
 from sessiontree.core.export import (
     FORMATS,
-    PAGE,
     ExportInput,
     ExportRun,
     export_file_name,
@@ -105,7 +104,7 @@ async def export(ls: SessionTreeServer, p: t.ExportParams) -> t.ExportResult:
     inp = await ls.registry.call(session, read)
     run, head = await ls.registry.run(begin, inp)
     parts = [head]
-    for sks in inp.selection.pages(PAGE):
+    for sks in inp.selection.pages():
         entries = await ls.registry.call(session, page, sks)
         parts.append(await ls.registry.run(run.feed, entries))
     parts.append(await ls.registry.run(run.finish))
