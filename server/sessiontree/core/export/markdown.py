@@ -18,7 +18,7 @@ __all__ = ["MarkdownDocument", "render_markdown"]
 
 
 def _fence(text: str, lang: str = "") -> str:
-    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
+    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2) if "```" in text else 2
     bar = "`" * (longest + 1)
     return f"{bar}{lang}\n{text.rstrip()}\n{bar}"
 

@@ -481,6 +481,19 @@ def config_path(env: Mapping[str, str] | None = None) -> str:
     return os.path.join(base, "sessiontree", CONFIG_FILE)
 
 
+def _needles(exact: set[str], folded: set[str]) -> tuple[list[str], list[str]]:
+    """The fewest triggers to look for that find every text one of them is in: a trigger
+    that holds another (``sk-ant-`` holds ``sk-``), or whose lowercase holds a folded one
+    (``KEY`` and ``key``), is found by that one."""
+    folded = {t for t in folded if not any(o != t and o in t for o in folded)}
+    exact = {
+        t
+        for t in exact
+        if not any(o != t and o in t for o in exact) and not any(f in t.lower() for f in folded)
+    }
+    return sorted(exact), sorted(folded)
+
+
 # a `\\u` escape inside a string (JSON held in a string) can spell a trigger
 _ESCAPE = b"\\\\u"
 
@@ -561,8 +574,10 @@ class Redactor:
         # substring searches in C) settles them, instead of every pattern on every string.
         # A pattern without triggers (a user's) sends every entry through.
         if all(p.triggers for p in self.patterns):
-            exact = sorted({t for p in self.patterns if not p.lower for t in p.triggers})
-            folded = sorted({t for p in self.patterns if p.lower for t in p.triggers})
+            exact, folded = _needles(
+                {t for p in self.patterns if not p.lower for t in p.triggers},
+                {t for p in self.patterns if p.lower for t in p.triggers},
+            )
             self._exact = tuple(t.encode() for t in exact)
             self._folded = tuple(t.encode() for t in folded)
             self._exact_s, self._folded_s = tuple(exact), tuple(folded)
