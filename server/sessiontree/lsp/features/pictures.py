@@ -15,6 +15,7 @@ from sessiontree_protocol import types as t
 from sessiontree_protocol.converters import structure
 
 from sessiontree.core.compare import compare_nodes, render_side
+from sessiontree.core.discovery import display_name_of_manager
 from sessiontree.core.export import (
     FORMATS,
     ExportInput,
@@ -45,8 +46,8 @@ async def graph(ls: SessionTreeServer, p: t.GraphParams) -> t.GraphResult:
             mapping.require_entry(manager, p.leaf_id)
             leaf = p.leaf_id
         g = build_graph(manager, collapse=p.collapse, leaf_id=leaf, pages=p.pages, fan=p.fan)
-        name = manager.get_session_name()
-        g.title = name if isinstance(name, str) and name else f"Session {manager.get_session_id()}"
+        # the name the sidebars show the session under (a transcript's title, not its id)
+        g.title = display_name_of_manager(manager)
         page = render_html(g, nonce=p.nonce, csp_source=p.csp_source) if p.nonce else None
         return t.GraphResult(
             svg=render_svg(g),
