@@ -77,11 +77,21 @@ def test_documents_are_the_whole_document_codes(
     assert _differing(sessions, digests, lambda name: True) == []
 
 
-@pytest.mark.parametrize("page", [1, 7])
+def _ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exports with the triggers looked for ahead by a forked child (`GateAhead`), as the
+    command line makes them."""
+    import sessiontree.core.export as export_module
+
+    plain = export_module.export_session
+    monkeypatch.setattr(export_module, "export_session", lambda *a, **kw: plain(*a, **kw, gate_ahead=True))
+
+
+@pytest.mark.parametrize(("page", "ahead"), [(1, False), (7, False), (7, True)])
 def test_small_pages_make_the_same_documents(
     sessions: dict[str, Path],
     digests: dict[str, str],
     page: int,
+    ahead: bool,
     monkeypatch: pytest.MonkeyPatch,
     case_home: None,
 ) -> None:
@@ -92,8 +102,19 @@ def test_small_pages_make_the_same_documents(
 
     monkeypatch.setattr(select_module, "PAGE", page)
     monkeypatch.setattr(diff_module, "PAGE", page)
+    if ahead:
+        _ahead(monkeypatch)
     small = {k: v for k, v in sessions.items() if k.startswith(("tricky", "demo", "gen-1200"))}
     assert _differing(small, digests, lambda name: " cli " not in name) == []
+
+
+def test_the_gate_ahead_makes_the_same_documents(
+    sessions: dict[str, Path], digests: dict[str, str], monkeypatch: pytest.MonkeyPatch, case_home: None
+) -> None:
+    """Every export of every session (the real corpus's escapes, blobs and secrets among
+    them) with the triggers looked for in the lines ahead: the same documents."""
+    _ahead(monkeypatch)
+    assert _differing(sessions, digests, lambda name: " cli " not in name and " diff " not in name) == []
 
 
 def _opened(path: Path) -> SessionManager:
@@ -262,3 +283,48 @@ def test_tree_json_rows_stream_as_one_document(session: Path) -> None:
         tree.TREE_PAGE = old
     assert json.loads(buf.getvalue()) == doc
     assert buf.getvalue().encode() == r.stdout
+
+
+def test_a_line_without_a_trigger_holds_an_entry_without_one(
+    sessions: dict[str, Path], tmp_path: Path
+) -> None:
+    """`Redactor.raw_maybe` (what the child looks at) says False only where the gate of the
+    entry as read says False too: on the secrets session (escapes, JSON held in strings),
+    the tricky and generated sessions and the real corpus."""
+    from hostile import write_secret_session
+    from sessiontree.core.export.redact import Redactor
+
+    secrets = tmp_path / "secrets.jsonl"
+    write_secret_session(secrets)
+    escaped = tmp_path / "escaped.jsonl"
+    # a trigger spelled with escapes, a blob reference: the line does not show what the entry holds
+    escaped.write_text(
+        json.dumps(
+            {"type": "session", "version": 3, "id": "esc", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/"}
+        )
+        + "\n"
+        + '{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01Z",'
+        '"message":{"role":"user","content":"\\u0073k-ant-api03-\\u0041AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}}\n'
+        '{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:02Z",'
+        '"message":{"role":"user","content":"see http:\\/\\/user:pw@host"}}\n',
+        encoding="utf-8",
+    )
+    red = Redactor()
+    checked = flagged = 0
+    for path in [secrets, escaped, *sessions.values()]:
+        try:
+            mgr = SessionManager.open(str(path), read_only=True)
+        except Exception:  # (a file the core does not open: nothing to export either)
+            continue
+        index = mgr.index
+        sks = [sk for sk in index.skeletons() if sk.offset >= 0]
+        if not sks or index.raw_loader is None:
+            continue
+        lines = {id(sk): bytes(mv) for sk, mv in index.raw_loader(sorted(sks, key=lambda sk: sk.offset))}
+        entries = index.entries_in_order(sks)
+        maybe = red.raw_maybe([lines[id(sk)] for sk in sks])
+        gate = red._gate(entries)
+        assert not any(g and not m for g, m in zip(gate, maybe, strict=True)), path.name
+        checked += len(sks)
+        flagged += sum(gate)
+    assert checked > 5000 and flagged > 100

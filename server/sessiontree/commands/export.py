@@ -172,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
             dry_run=args.dry_run,
             redactor=redactor,
             write=out.write if out is not None else None,
+            # the patterns' triggers looked for in the lines ahead, on the other core
+            gate_ahead=True,
         )
         if out is not None:
             out.commit()

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..ids import Clock, IdSource
 from .conversation import ConversationStream, hold_points, plan_agrees
+from .gate import GateAhead
 from .html import HtmlDocument
 from .jsonl import JsonlDocument
 from .markdown import MarkdownDocument
@@ -188,8 +189,9 @@ class ExportRun:
         ]
         return str(self.doc.head(self.title, meta))
 
-    def feed(self, entries: Sequence[Mapping[str, Any]]) -> str:
-        """The text of the next page of the selection's entries, as read."""
+    def feed(self, entries: Sequence[Mapping[str, Any]], maybe: Sequence[bool] | None = None) -> str:
+        """The text of the next page of the selection's entries, as read (``maybe``: which
+        of them may hold a trigger, from their lines: `Redactor.raw_maybe`)."""
         sks = self.inp.selection.skeletons[self.pos : self.pos + len(entries)]
         self.pos += len(entries)
         stream = self.stream
@@ -197,7 +199,7 @@ class ExportRun:
             for sk, e in zip(sks, entries, strict=False):
                 if not plan_agrees(sk, e):
                     stream.hold_all()
-        done = self.red.entries(entries) if self.red is not None else entries
+        done = self.red.entries(entries, maybe) if self.red is not None else entries
         if self.doc is None:
             return ""
         if stream is None:
@@ -257,10 +259,12 @@ def render_export(
     budget: float | None = None,
     pages: Iterable[Sequence[Mapping[str, Any]]] = (),
     write: Callable[[str], Any] | None = None,
+    maybe: Callable[[int], Sequence[bool] | None] | None = None,
 ) -> ExportResult:
     """Redact and render what `read_export` selected, its entries given as ``pages`` (in
     order; `select.read_pages`). With ``write`` each part of the document is written as it
-    is made and the result's content is empty; without, the content is the document."""
+    is made and the result's content is empty; without, the content is the document.
+    ``maybe(n)``: for the next page of ``n`` entries, which may hold a trigger (`GateAhead`)."""
     run = ExportRun(
         inp, fmt, redact=redact, dry_run=dry_run, redactor=redactor, clock=clock, ids=ids, budget=budget
     )
@@ -268,7 +272,7 @@ def render_export(
     out = write if write is not None else parts.append
     out(run.start())
     for page in pages:
-        out(run.feed(page))
+        out(run.feed(page, maybe(len(page)) if maybe is not None else None))
     out(run.finish())
     return run.result("".join(parts))
 
@@ -286,6 +290,7 @@ def export_session(
     ids: IdSource | None = None,
     write: Callable[[str], Any] | None = None,
     page: int | None = None,
+    gate_ahead: bool = False,
 ) -> ExportResult:
     """Export the path to ``leaf_id`` (default: the leaf) or the subtree of ``subtree_id``.
 
@@ -293,19 +298,32 @@ def export_session(
     what would be redacted and export nothing. ``redactor`` defaults to the built-in
     patterns plus the user's config (`load_redactor`). The entries are read ``page``
     (default `select.PAGE`) at a time; with ``write``, each part of the document is written as it is made (the result's
-    content is then empty), so what is held is a page, not the branch.
+    content is then empty), so what is held is a page, not the branch. ``gate_ahead``: a
+    forked child looks for the patterns' triggers in the lines ahead (`GateAhead`; for a
+    process that may fork: the command line).
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(FORMATS)})")
     inp = read_export(manager, leaf_id=leaf_id, subtree_id=subtree_id)
-    return render_export(
-        inp,
-        fmt,
-        redact=redact,
-        dry_run=dry_run,
-        redactor=redactor,
-        clock=clock,
-        ids=ids,
-        pages=read_pages(manager, inp.selection, page),
-        write=write,
+    do_redact = dry_run or (redacts_by_default(fmt) if redact is None else redact)
+    if redactor is None and do_redact:
+        redactor = load_redactor()
+    ahead = (
+        GateAhead(manager, inp.selection, redactor, page) if gate_ahead and do_redact and redactor else None
     )
+    try:
+        return render_export(
+            inp,
+            fmt,
+            redact=redact,
+            dry_run=dry_run,
+            redactor=redactor,
+            clock=clock,
+            ids=ids,
+            pages=read_pages(manager, inp.selection, page),
+            write=write,
+            maybe=ahead.next if ahead is not None else None,
+        )
+    finally:
+        if ahead is not None:
+            ahead.close()
