@@ -53,10 +53,7 @@ def test_demo_graph_marks_branches_labels_compaction_and_the_leaf() -> None:
     leaf = by_id[mgr.get_leaf_id()]
     assert leaf.leaf and leaf.active and leaf.tip
     assert sum(1 for n in g.nodes if n.leaf) == 1
-    # the path's nodes are the rows of the path the tree view shows; the others folded in
-    rows = build_view(mgr).rows
-    assert {n.id for n in g.nodes if n.active} == {r.id for r in rows if r.on_active_path}
-    assert {n.id for n in g.nodes if n.active} < set(mgr.index.path_to_root(mgr.get_leaf_id()))
+    assert {n.id for n in g.nodes if n.active} == set(mgr.index.path_to_root(mgr.get_leaf_id()))
     assert [n.type for n in g.nodes if n.type in ("compaction", "branch_summary")] == [
         "branch_summary",
         "compaction",
@@ -75,13 +72,12 @@ def _drawn_rows(mgr: SessionManager, g: Graph) -> tuple[set[str], set[str]]:
 
 def test_graph_draws_what_the_tree_view_shows(tmp_path: Path) -> None:
     """Issue 34: a Claude Code transcript was drawn unfolded (a node per line, progress and
-    meta lines included); the graph now draws the rows the sidebar shows and folds the
-    others into the next node of their chain, counted there (a branch point, the leaf and a
-    labelled entry keep their node: they shape the tree)."""
+    meta lines included); the graph of another agent's transcript now draws the rows the
+    sidebar shows and folds the others into the next node of their chain, counted there (a
+    branch point, the leaf and a labelled entry keep their node: they shape the tree)."""
     from other_agents_data import claude_lines, codex_lines, write_jsonl
 
     sessions = [
-        DEMO,
         write_jsonl(tmp_path / "claude.jsonl", claude_lines()),
         write_jsonl(tmp_path / "codex.jsonl", codex_lines()),
     ]
@@ -105,6 +101,12 @@ def test_graph_draws_what_the_tree_view_shows(tmp_path: Path) -> None:
         # every node holds what it folds, and `collapse=0` still draws every entry
         every = build_graph(mgr, collapse=0)
         assert len(every.nodes) == len(mgr.index)
+    # a pi session draws every entry (the demo's model changes and label entries too)
+    demo = open_ro(DEMO)
+    assert len(build_graph(demo).nodes) == len(demo.index)
+    folded = build_graph(demo, fold_hidden=True)
+    assert_well_formed(demo, folded)
+    assert {n.id for n in folded.nodes if n.kind == "entry"} >= {r.id for r in build_view(demo).rows}
 
 
 def test_a_claude_transcript_is_drawn_folded_and_named(tmp_path: Path) -> None:

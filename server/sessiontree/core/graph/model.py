@@ -5,11 +5,13 @@ children), so a branch reads top to bottom like `git log --graph`. A *chain* is 
 its first children; every chain gets one lane for the rows from its branch point to its
 last node, assigned greedily so that no two chains share a lane over the same rows.
 
-Entries the tree view's default filter hides (settings and bookkeeping lines, another
-agent's progress and meta lines, assistant messages with only tool calls:
-`view.filters.keeps`) are folded into the next node of their chain (at a chain's end, into
-the node before them), unless they shape the tree (a branch point, the leaf, a labelled
-entry): the graph shows what the sidebar shows. A node's ``count`` counts them with it.
+In another agent's transcript (a Claude Code or Codex session: the manager's ``agent``),
+the lines the tree view's default filter hides (progress, meta, title and bookkeeping
+lines, assistant lines with only a tool call: `view.filters.keeps`) are folded into the
+next node of their chain (at a chain's end, into the node before them), unless they shape
+the tree (a branch point, the leaf, a labelled entry): the graph shows the rows its sidebar
+shows, not a node per line. A node's ``count`` counts them with it. A pi-family session's
+graph draws every entry (its hidden settings entries are few and named).
 
 Entries that say nothing about the tree's shape (one parent with one child, no label, not a
 compaction or branch summary, not the leaf) are folded into *runs* when a session is large,
@@ -205,13 +207,15 @@ def build_graph(
     pages: Mapping[str, int] | None = None,
     fan: int | None = None,
     max_nodes: int | None = None,
+    fold_hidden: bool | None = None,
 ) -> Graph:
     """Lay out ``manager``'s tree.
 
     ``collapse``: fold runs of at least this many linear entries into one node; ``0`` never
     folds (not even the entries the tree view hides: every entry is a node); ``None`` (the
     default) folds runs of 2 or more only in sessions of more than `AUTO_COLLAPSE_ABOVE`
-    entries, and hidden entries always. ``leaf_id`` overrides the highlighted leaf. ``fan``
+    entries. ``fold_hidden``: fold the entries the tree view hides into the next node
+    (default: in another agent's transcript, unless ``collapse`` is 0). ``leaf_id`` overrides the highlighted leaf. ``fan``
     (default `fan_max()`): children of a node drawn at once; ``pages``: for a parent id, the
     index of the first child to draw (a "more" node's ``fanOffset``). ``max_nodes`` (default
     `nodes_max()`): the most nodes drawn.
@@ -222,7 +226,8 @@ def build_graph(
     active = set(index.path_to_root(leaf)) if leaf is not None else set()
     labels: Mapping[str, str] = index.labels
     total = len(index)
-    fold_hidden = collapse != 0
+    if fold_hidden is None:
+        fold_hidden = collapse != 0 and isinstance(getattr(manager, "agent", None), str)
     if collapse is None:
         collapse = 2 if total > AUTO_COLLAPSE_ABOVE else 0
     texts = _Texts(manager, home)
