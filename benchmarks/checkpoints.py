@@ -9,7 +9,9 @@ is changed between it and the leaf. The workspace holds the files as the leaf le
 Timed: the first preview (in process right after the open: the session's calls read; over
 stdio after the daemon was left idle `--idle` seconds: its warm-up reads them ahead), the preview (`plan_restore`: the two paths' calls read and replayed, 200 files read
 and merged, their diffs), the apply as `session/restore` does it (the plan again, the
-re-check, backups, journal, 200 atomic writes), both in process and over the daemon's stdio.
+re-check, backups, journal, 200 atomic writes), both in process and over the daemon's stdio;
+and over stdio the preview with `contents` (each file's text after the restore too), as the
+editors ask it.
 
 Usage: checkpoints.py [--entries N] [--files N] [--edits N] [--runs N]
 """
@@ -158,7 +160,7 @@ def main() -> int:
         # over the daemon's stdio, as an editor asks
         from sessiontree.client import Client
 
-        d_prev, d_apply = [], []
+        d_prev, d_apply, d_contents = [], [], []
         with Client.spawn(init_options={"allowedRoots": [str(tmp)], "watch": False}, root=str(ws)) as c:
             h = c.request("session/open", {"path": str(session)})["session"]
             time.sleep(args.idle)  # the daemon's idle-time warm-up reads the calls ahead
@@ -175,6 +177,11 @@ def main() -> int:
                     (f["displayPath"], f["status"], f["reason"]) for f in res["skipped"]
                 ]
                 c.request("session/restoreUndo", {"session": h})
+            for _ in range(args.runs):
+                # as the editors ask: each file's whole text after the restore too (their diff views)
+                t0 = time.perf_counter()
+                c.request("session/restorePreview", {"session": h, "targetId": target, "contents": True})
+                d_contents.append(time.perf_counter() - t0)
         print(
             f"session: {args.entries} entries, {session.stat().st_size / 1e6:.0f} MB; open {t_open * 1000:.0f} ms"
         )
@@ -187,6 +194,9 @@ def main() -> int:
         )
         print(
             f"| preview of {args.files} files | {_ms(previews[1:])} | {_ms(d_prev[1:])} (restorePreview) | <= 300 |"
+        )
+        print(
+            f"| preview with `contents` (the editors' diff views) | | {_ms(d_contents)} (restorePreview) | <= 300 |"
         )
         print(
             f"| apply (plan again, re-check, backups, journal, writes) | {_ms(applies)} | {_ms(d_apply)} (restore) | <= 1000 |"

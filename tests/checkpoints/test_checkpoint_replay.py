@@ -157,3 +157,59 @@ def test_codex_apply_patch_known_only_when_its_output_says_it_applied() -> None:
 )
 def test_which_commands_only_read(command: str, reads: bool) -> None:
     assert reads_only(command) is reads
+
+
+def test_path_events_skip_only_lines_that_call_no_file_tool_whatever_their_spacing(tmp_path: Any) -> None:
+    """The first plan of a session looks at assistant lines without parsing them: a line
+    that calls only other tools (a search) is skipped, one that calls a file tool is read,
+    however another writer spaced its JSON."""
+    import json
+    from pathlib import Path
+
+    from sessiontree.core.checkpoints.events import path_events
+    from sessiontree.core.session import SessionManager
+
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "0123456789abcdef",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": CWD,
+    }
+    entries = [
+        {
+            "type": "message",
+            "id": "u1",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": "go", "timestamp": 1},
+        },
+        {
+            **_call("a1", "c1", "grep", {"pattern": "write"}),
+            "parentId": "u1",
+            "timestamp": "2026-01-01T00:00:02.000Z",
+        },
+        {**_result("r1", "c1"), "parentId": "a1", "timestamp": "2026-01-01T00:00:03.000Z"},
+        {
+            **_call("a2", "c2", "write", {"path": "f.py", "content": "x\n"}),
+            "parentId": "r1",
+            "timestamp": "2026-01-01T00:00:04.000Z",
+        },
+        {**_result("r2", "c2"), "parentId": "a2", "timestamp": "2026-01-01T00:00:05.000Z"},
+        {
+            **_call("a3", "c3", "edit", {"path": "f.py", "oldText": "x", "newText": "y"}),
+            "parentId": "r2",
+            "timestamp": "2026-01-01T00:00:06.000Z",
+        },
+        {**_result("r3", "c3"), "parentId": "a3", "timestamp": "2026-01-01T00:00:07.000Z"},
+    ]
+    lines = [json.dumps(header, separators=(",", ":"))]
+    for e in entries:
+        # the edit's line spaced as another writer might (`"name": "edit"`)
+        lines.append(json.dumps(e) if e["id"] == "a3" else json.dumps(e, separators=(",", ":")))
+    path = Path(tmp_path) / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    m = SessionManager.open(str(path), read_only=True)
+    assert m.load_report.fast_path  # file-backed entries: their raw lines are looked at
+    _ids, found = path_events(m, "r3")
+    assert [ev["id"] for _pos, ev in found] == ["a2", "r2", "a3", "r3"]

@@ -75,7 +75,7 @@ def test_json_hits_name_session_entry_role_time_and_path(
 def test_text_output_marks_the_matched_words(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["search", "tan*", "--all"]) == 0
     out = capsys.readouterr().out
-    assert "«tango»" in out and "u1" in out and "1 of 1 matches" in out
+    assert "«tango»" in out and "u1" in out and "1 of 1 match" in out
 
 
 def test_no_match_and_fts_syntax(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -333,3 +333,50 @@ def test_entries_without_ids_get_theirs_written_with_the_first_change(tmp_path: 
     assert [e["parentId"] for e in lines[1:4]] == [None, derived[0], derived[1]]
     backups = [p for p in os.listdir(tmp_path) if ".backup-ids-" in p]
     assert len(backups) == 1 and (tmp_path / backups[0]).read_bytes() == before
+
+
+def test_a_cache_hit_tells_the_dialect_and_name_without_decoding_its_skeletons(tmp_path: Path) -> None:
+    path = tmp_path / "pi.jsonl"
+    named = [
+        *_entries(),
+        {
+            "type": "session_info",
+            "id": "n1",
+            "parentId": "a1",
+            "timestamp": "2026-12-04T14:31:00.000Z",
+            "name": "Cached name",
+        },
+    ]
+    path.write_bytes(_line(HEADER) + b"".join(_line(e) for e in named))
+    cache = str(tmp_path / "cache")
+    SessionManager.open(str(path), read_only=True, cache_dir=cache, cache_min_bytes=1).save_index_cache()
+    with path.open("ab") as f:  # a rename pi appends after the cache was written
+        f.write(
+            _line(
+                {
+                    "type": "session_info",
+                    "id": "n2",
+                    "parentId": "n1",
+                    "timestamp": "2026-12-04T14:32:00.000Z",
+                    "name": "Later name",
+                }
+            )
+        )
+    warm = SessionManager.open(str(path), read_only=True, cache_dir=cache, cache_min_bytes=1)
+    assert warm.load_report.from_cache
+    assert warm.dialect is Dialect.PI and warm.get_session_name() == "Later name"
+    assert warm.index._pending is not None  # the cached skeletons are still encoded
+
+
+def test_other_agents_transcripts_keep_sessiontrees_own_words(tmp_path: Path) -> None:
+    """A Claude Code transcript (its session id is a UUID, as pi's) is no pi session: its
+    name is the title its reader gives the header (the transcript's summary line)."""
+    from shared_data import shared_fixture
+
+    m = SessionManager.open(
+        str(shared_fixture("real/claudecode-episodic-large-conversation.jsonl")), read_only=True
+    )
+    assert m.dialect is Dialect.XCSH
+    title = (m.get_header() or {}).get("title")
+    assert isinstance(title, str) and title
+    assert m.get_session_name() == title

@@ -511,3 +511,35 @@ def test_a_snippet_is_one_line_around_the_first_match_with_its_words_marked() ->
     assert [text[a:b] for a, b in ranges] == ["zulu foxtrot café"]
     text, ranges = make_snippet("nothing here", [("absent", False)])
     assert (text, ranges) == ("nothing here", [])
+
+
+def test_a_pi_session_is_named_by_its_session_info_and_an_omp_one_by_its_title_slot(
+    agent: Path, index: SearchIndex
+) -> None:
+    from sessiontree.core.format.title_slot import serialize_slot
+
+    info = {
+        "type": "session_info",
+        "id": "n1",
+        "parentId": "u1",
+        "timestamp": "2026-01-02T10:00:01.000Z",
+        "name": "Pi name",
+    }
+    pi = _session(
+        agent / "sessions",
+        "/p",
+        "pi.jsonl",
+        [_msg("u1", None, "user", "findme pi"), info],
+        sid="0193c0de-0000-7000-8000-000000000001",
+    )
+    omp = _session(
+        agent / "sessions",
+        "/p",
+        "omp.jsonl",
+        [_msg("u1", None, "user", "findme omp")],
+        sid="0193c0de-0000-7000-8000-000000000002",
+    )
+    omp.write_bytes(serialize_slot("Omp title", "user", "2026-01-02T10:00:02.000Z") + omp.read_bytes())
+    index.update()
+    names = {h.session_path: h.session_name for h in index.search(SearchQuery("findme", limit=10)).hits}
+    assert names == {str(pi): "Pi name", str(omp): "Omp title"}

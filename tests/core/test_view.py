@@ -145,20 +145,31 @@ def test_orphans_and_self_parent_are_roots() -> None:
     assert lines(entries, leaf_id="o") == ["• user: o", "user: a", "user: s"]
 
 
-def test_rows_keep_their_prefix_when_neighbours_are_filtered() -> None:
+def test_a_hidden_branch_head_hands_its_connector_to_its_first_visible_row() -> None:
     entries = [
         user("1", None),
         ent("m", "1", "model_change", model="a/b"),
         user("2", "1"),
         user("3", "m"),
+        user("4", "3"),
     ]
-    assert lines(entries, leaf_id="3", filter="all") == [
+    assert lines(entries, leaf_id="4", filter="all") == [
         "• user: 1",
         "├─ • [model: a/b]",
         "│     • user: 3",
+        "│     • user: 4",
         "└─ user: 2",
     ]
-    assert lines(entries, leaf_id="3") == ["• user: 1", "│     • user: 3", "└─ user: 2"]
+    # m (a branch's first row) hidden: its connector goes to user 3, the rest keep their art
+    # (before: "│     • user: 3", a gutter with no branch to belong to)
+    assert lines(entries, leaf_id="4") == ["• user: 1", "├─    • user: 3", "│     • user: 4", "└─ user: 2"]
+    rows = build_view(EntriesTreeSource(entries, leaf_id="4")).rows
+    assert [(r.id, r.depth, r.head_depth) for r in rows] == [
+        ("1", 0, None),
+        ("3", 2, 1),
+        ("4", 2, None),
+        ("2", 1, None),
+    ]
 
 
 # --- display text ---------------------------------------------------------------------

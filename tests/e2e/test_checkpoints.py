@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import checkpoint_scenario
 import pytest
 import pytest_asyncio
 from checkpoint_agent import Agent, git_repo, git_status
@@ -169,3 +170,38 @@ async def test_the_live_follower_snapshots_what_the_agent_writes(
     assert [(f.status, f.target) for f in alone.files] == [
         ("unknown", "unknown: edited while its content was not known")
     ]
+
+
+async def test_contents_give_each_file_the_text_its_diff_leads_to(
+    daemon: LanguageClient, cworld: World
+) -> None:
+    # the editors' scenario: two branches, the person's own edits, a conflict, an unknown file
+    sc = checkpoint_scenario.make(str(cworld.root / "scenario"))
+    h = (await call(daemon, "session/open", {"path": sc["session"]}))["session"]
+    params = {"session": h, "targetId": sc["target"]}
+    plain = _files(await call(daemon, "session/restorePreview", params))
+    assert all("after" not in f for f in plain.values())  # whole files only when asked
+    pv = await call(daemon, "session/restorePreview", {**params, "contents": True})
+    files = _files(pv)
+    assert {n: f["status"] for n, f in files.items()} == {
+        "app.py": "change",
+        "config.py": "conflict",
+        "feature.py": "create",
+        "notes.md": "unknown",
+    }
+    assert files["app.py"]["after"] == sc["restored"]["app.py"]  # the person's first line kept
+    assert files["feature.py"]["after"] == sc["restored"]["feature.py"]
+    conflict = files["config.py"]["after"]
+    assert conflict.startswith("debug = False\n<<<<<<< disk (your version)\nlevel = 5\n")
+    assert "=======\nlevel = 1\n>>>>>>> restore target\n" in conflict
+    assert "after" not in files["notes.md"]
+    assert pv["previewToken"] == (await call(daemon, "session/restorePreview", params))["previewToken"]
+    # what the preview showed is what is written
+    await call(daemon, "session/restore", {**params, "previewToken": pv["previewToken"]})
+    ws = Path(sc["workspace"])
+    assert (ws / "app.py").read_text() == files["app.py"]["after"]
+    assert (ws / "feature.py").read_text() == files["feature.py"]["after"]
+    assert (ws / "config.py").read_text() == sc["disk"]["config.py"]  # a conflict is never written
+    await call(daemon, "session/restoreUndo", {"session": h})
+    assert (ws / "app.py").read_text() == sc["disk"]["app.py"]
+    assert not (ws / "feature.py").exists()

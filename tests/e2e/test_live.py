@@ -259,6 +259,34 @@ def test_new_session_file_changes_the_list(env: Env, daemon: Client) -> None:
     daemon.wait_for_notification("session/didChangeList", start=start, timeout=10)
 
 
+def test_an_append_to_a_listed_session_changes_the_list(env: Env, daemon: Client) -> None:
+    """A session the client only lists (not open) gets a line from its agent: its count and
+    place in the list change, so its project's list is announced (the VS Code Sessions view
+    kept a stale count until something else refreshed it)."""
+    path = env.new_session("appended")
+    # what the file's appearance announces has come and gone: what follows is the append's
+    _quiet_until(daemon, "session/didChangeList", 2.5)
+    listed = daemon.request("session/list", {"all": True})["sessions"]
+    assert [x["messageCount"] for x in listed if x["path"] == str(path)] == [2]
+    start = len(daemon.notifications)
+    run_writer(path, 1)
+    note = daemon.wait_for_notification("session/didChangeList", start=start, timeout=10)
+    assert note.get("cwd") in (None, str(env.root / "appended"))
+    listed = daemon.request("session/list", {"all": True})["sessions"]
+    (count,) = [x["messageCount"] for x in listed if x["path"] == str(path)]
+    assert count > 2
+
+
+def _quiet_until(daemon: Client, method: str, seconds: float) -> None:
+    """Wait until ``method`` has not come for ``seconds`` (what earlier changes announce)."""
+    while True:
+        start = len(daemon.notifications)
+        try:
+            daemon.wait_for_notification(method, start=start, timeout=seconds)
+        except TimeoutError:
+            return
+
+
 def test_expected_leaf_id_sees_external_appends(env: Env, daemon: Client) -> None:
     path = env.new_session("cas")
     opened = daemon.request("session/open", {"path": str(path)})

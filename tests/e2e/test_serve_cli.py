@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from e2e_helpers import World
 
@@ -88,3 +89,22 @@ def test_tcp_on_loopback_answers(world: World) -> None:
         proc.terminate()
         proc.wait(10)
     assert "allowed roots" in log.read_text()
+
+
+def test_info_goes_to_the_client_with_its_level_not_to_stderr(world: World, tmp_path: Path) -> None:
+    """An editor shows a server's stderr as errors (VS Code's language client, Neovim's LSP
+    log): the INFO lines a session makes reach the client as window/logMessage of type Info
+    (3) and stay off stderr; an error still goes to both."""
+    from sessiontree.client import Client
+
+    agent = tmp_path / "agent"
+    (agent / "sessions").mkdir(parents=True)
+    err = tmp_path / "stderr.txt"
+    with err.open("wb") as stderr:
+        c = Client.spawn(init_options={"agentDir": str(agent), "watch": True}, stderr=stderr)
+        c.request("session/list", {"all": True})
+        c.close()
+    logged = [p for m, p in c.notifications if m == "window/logMessage"]
+    assert any(p["type"] == 3 and "allowed roots" in p["message"] for p in logged), logged
+    lines = err.read_text(encoding="utf-8").splitlines()
+    assert [line for line in lines if " INFO " in line] == []

@@ -375,7 +375,7 @@ def test_token_file_option_and_environment(tmp_path: Path) -> None:
         assert d.token_where == str(f)
         assert stat.S_IMODE(f.stat().st_mode) == 0o600
         with Client.connect_tcp("127.0.0.1", d.port, token_file=f, init_options={"watch": False}) as c:
-            assert c.request("session/list", {"all": True}) == {"sessions": []}
+            assert c.request("session/list", {"all": True})["sessions"] == []
         with pytest.raises(RpcError) as refused:
             Client.connect_tcp("127.0.0.1", d.port, token="not-the-token-at-all-0000")
         assert refused.value.code == -32005

@@ -106,6 +106,13 @@ def plausible(name: str, tp: Any, ctx: Ctx, rng: random.Random) -> Any:
     if "number" in kinds:
         return rng.choice([0, 1, 3, 10**6])
     if "array" in kinds:
+        item = _list_item_type(tp)
+        if item is not None and attrs.has(item):
+            # a list of objects (session/restore's hashes): objects of that class, plausible too
+            return [
+                {name: plausible(name, ftp, ctx, rng) for name, ftp, _req in fields_of(item)}
+                for _ in range(rng.choice([0, 1, 2]))
+            ]
         return rng.choice([[], ["rule-a"], ["a", "b"]])
     if "object" in kinds:
         return rng.choice(
@@ -115,6 +122,14 @@ def plausible(name: str, tp: Any, ctx: Ctx, rng: random.Random) -> Any:
                 {"type": "thinking_level_change", "thinkingLevel": "high"},
             ]
         )
+    return None
+
+
+def _list_item_type(tp: Any) -> Any:
+    """The element type of ``list[X]`` (inside an optional union too), or None."""
+    for t in (tp, *get_args(tp)):
+        if get_origin(t) is list and get_args(t):
+            return get_args(t)[0]
     return None
 
 

@@ -52,7 +52,10 @@ def _sessiontree(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess
 def hostile(tmp_path: Path) -> tuple[Path, Listener, dict[str, str]]:
     env = dict(os.environ, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "cfg"))
     with Listener() as listener:
-        path = tmp_path / "hostile.jsonl"
+        # in xcsh's agent dir: an xcsh session, named by its header's (hostile) title (the
+        # session's pi-style model changes alone would make it pi's, which names by entries)
+        path = tmp_path / ".xcsh" / "agent" / "sessions" / "--tmp--" / "hostile.jsonl"
+        path.parent.mkdir(parents=True)
         write_hostile_session(path, listener.port)
         yield path, listener, env
 

@@ -34,24 +34,57 @@ def tail(res: subprocess.CompletedProcess[str], n: int) -> list[str]:
 FAKES = {
     "lint": "true",
     "typecheck": "true",
-    "pytest": "echo '....'; echo '5 passed, 2 skipped in 0.12s'",
+    "pytest": (
+        "echo '....'; echo 'SKIPPED [2] tests/realcorpus/test_x.py:12: ../shared is absent'; "
+        "echo '5 passed, 2 skipped in 0.12s'"
+    ),
     "compat": "echo '..'; echo '2 passed in 3.10s'",
     "nvim": "printf 'ok 1\\n\\n7 passed, 0 failed\\n'",
     "vscode": "echo '=== vscode summary'; echo 'vscode: 3 passed, 0 failed'",
 }
 
 
-def test_one_line_per_suite_and_a_total() -> None:
+def test_one_line_per_suite_the_skips_named_and_a_total() -> None:
     res = summary(**FAKES)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert tail(res, 7) == [
-        "lint: 1 passed, 0 failed",
-        "typecheck: 1 passed, 0 failed",
-        "pytest: 5 passed, 0 failed",
-        "compat: 2 passed, 0 failed",
-        "nvim: 7 passed, 0 failed",
-        "vscode: 3 passed, 0 failed",
-        "19 passed, 0 failed",
+    assert tail(res, 8) == [
+        "lint: 1 passed, 0 failed, 0 skipped",
+        "typecheck: 1 passed, 0 failed, 0 skipped",
+        "pytest: 5 passed, 0 failed, 2 skipped",
+        "compat: 2 passed, 0 failed, 0 skipped",
+        "nvim: 7 passed, 0 failed, 0 skipped",
+        "vscode: 3 passed, 0 failed, 0 skipped",
+        "skipped: 2 (pytest: 2 ../shared is absent)",
+        "19 passed, 0 failed",  # the last line stays the total alone: CI reads it
+    ]
+
+
+def test_skips_of_every_suite_are_named_with_their_reasons() -> None:
+    res = summary(
+        **{
+            **FAKES,
+            "pytest": (
+                "printf 'SKIPPED [300] tests/realcorpus/a.py:9: ../shared is absent\\n"
+                "SKIPPED [1] tests/protocol/test_typescript.py:75: no TypeScript compiler\\n"
+                "SKIPPED [90] tests/realcorpus/b.py: ../shared is absent\\n"
+                "10 passed, 391 skipped in 2.0s\\n'"
+            ),
+            "compat": "echo '1 failed, 2 passed, 1 skipped in 3s'; echo 'SKIPPED [1] tests/compat/x.py:4: no omp'; exit 1",
+            "nvim": "printf '\\n7 passed, 0 failed (2 pending)\\n'",
+            "vscode": "echo 'vscode: 3 passed, 0 failed, 4 skipped'",
+        }
+    )
+    assert res.returncode == 1
+    assert tail(res, 8) == [
+        "lint: 1 passed, 0 failed, 0 skipped",
+        "typecheck: 1 passed, 0 failed, 0 skipped",
+        "pytest: 10 passed, 0 failed, 391 skipped",
+        "compat: 2 passed, 1 failed, 1 skipped",
+        "nvim: 7 passed, 0 failed, 2 skipped",
+        "vscode: 3 passed, 0 failed, 4 skipped",
+        "skipped: 398 (pytest: 390 ../shared is absent; 1 no TypeScript compiler | compat: 1 no omp"
+        " | nvim: 2 pending | vscode: 4 skipped)",
+        "24 passed, 1 failed",
     ]
 
 
@@ -65,13 +98,14 @@ def test_every_suite_runs_when_one_fails_and_the_exit_code_says_so() -> None:
         }
     )
     assert res.returncode == 1
-    assert tail(res, 7) == [
-        "lint: 0 passed, 1 failed",
-        "typecheck: 1 passed, 0 failed",
-        "pytest: 5 passed, 3 failed",
-        "compat: 2 passed, 0 failed",
-        "nvim: 0 passed, 1 failed",
-        "vscode: 3 passed, 0 failed",
+    assert tail(res, 8) == [
+        "lint: 0 passed, 1 failed, 0 skipped",
+        "typecheck: 1 passed, 0 failed, 0 skipped",
+        "pytest: 5 passed, 3 failed, 0 skipped",
+        "compat: 2 passed, 0 failed, 0 skipped",
+        "nvim: 0 passed, 1 failed, 0 skipped",
+        "vscode: 3 passed, 0 failed, 0 skipped",
+        "skipped: none",
         "11 passed, 5 failed",
     ]
     assert "vscode: 3 passed, 0 failed" in res.stdout.split("=== summary")[0]  # it ran
@@ -98,7 +132,11 @@ def test_the_real_pytest_counts(tmp_path: Path) -> None:
         cwd=ROOT,
     )
     assert res.returncode == 1
-    assert tail(res, 2) == ["pytest: 2 passed, 1 failed", "2 passed, 1 failed"]
+    assert tail(res, 3) == [
+        "pytest: 2 passed, 1 failed, 1 skipped",
+        "skipped: 1 (pytest: 1 unconditional skip)",
+        "2 passed, 1 failed",
+    ]
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="no make")

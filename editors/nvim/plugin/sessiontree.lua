@@ -18,7 +18,7 @@ end, {
   complete = function(arglead, cmdline)
     return require("sessiontree").complete(arglead, cmdline)
   end,
-  desc = "sessiontree: toggle | open {file} | sessions [all] | context | doctor | close | refresh",
+  desc = "sessiontree: toggle | open {file} | sessions [all] | context | doctor | restore | close | refresh",
 })
 
 require("sessiontree.highlight").setup()

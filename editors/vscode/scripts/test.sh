@@ -29,6 +29,7 @@ failed=()
 summary=()
 passed_tests=0
 failed_tests=0
+skipped_tests=0
 LOGS=$(mktemp -d)
 trap 'rm -rf "$LOGS"' EXIT
 
@@ -40,11 +41,14 @@ export XDG_CONFIG_HOME="$HOME/.config" XDG_DATA_HOME="$HOME/.local/share" XDG_CA
 mkdir -p "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME"
 unset PI_CODING_AGENT_DIR
 
-# Adds the counts a level printed (node --test "ℹ pass N"/"# pass N", the drivers' "name: N passed, N failed").
+# Adds the counts a level printed (node --test "ℹ pass N"/"# pass N" and "ℹ skipped N", the
+# drivers' "name: N passed, N failed").
 count() {
-  local log=$1 p f
+  local log=$1 p f s
   p=$(grep -aE '^(ℹ|#) pass [0-9]+$' "$log" | tail -1 | grep -oE '[0-9]+$' || true)
   f=$(grep -aE '^(ℹ|#) fail [0-9]+$' "$log" | tail -1 | grep -oE '[0-9]+$' || true)
+  s=$(grep -aE '^(ℹ|#) (skipped|skip) [0-9]+$' "$log" | tail -1 | grep -oE '[0-9]+$' || true)
+  skipped_tests=$((skipped_tests + ${s:-0}))
   if [ -z "$p" ]; then
     local pf
     pf=$(sed -nE 's/^[a-z0-9-]+: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$log" | tail -1)
@@ -96,7 +100,7 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "vscode: ${#failed[@]} level(s) failed: ${failed[*]}"
   # a level that failed without reporting a failed test still counts as one failure
   [ "$failed_tests" -eq 0 ] && failed_tests=${#failed[@]}
-  echo "vscode: $passed_tests passed, $failed_tests failed"
+  echo "vscode: $passed_tests passed, $failed_tests failed, $skipped_tests skipped"
   exit 1
 fi
-echo "vscode: $passed_tests passed, $failed_tests failed"
+echo "vscode: $passed_tests passed, $failed_tests failed, $skipped_tests skipped"

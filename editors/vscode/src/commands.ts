@@ -12,6 +12,7 @@ import type { RowNode } from './views/rows';
 import { LoadMoreElement, messageSetter, type SessionTreeProvider, type TreeElement, treeMessage } from './views/sessionTree';
 import type { SessionsProvider } from './views/sessions';
 import { sessionLabel } from './views/sessions';
+import { counted } from './words';
 
 /** What the command handlers work on. */
 export interface CommandContext {
@@ -142,6 +143,8 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     if (!node || !treeView.visible) {
       return;
     }
+    // revealed once VS Code has the new rows, not among the rows it is about to replace
+    await tree.whenTaken();
     await treeView.reveal(node, { select: !!kept, focus: false, expand: false }).then(undefined, () => undefined);
   };
 
@@ -176,7 +179,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       if (!p) {
         const list = await sessions.fetch();
         const pick = await vscode.window.showQuickPick(
-          list.map((s) => ({ label: sessionLabel(s), description: `${s.messageCount} msgs`, detail: s.path, s })),
+          list.map((s) => ({ label: sessionLabel(s), description: counted(s.messageCount, 'msg'), detail: s.path, s })),
           { placeHolder: 'Open a session', matchOnDetail: true },
         );
         p = pick?.s.path;
@@ -272,6 +275,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       await tree.clearFocus(); // a search hit's branch gives way to the session's own leaf
       const node = tree.leafNode();
       if (node) {
+        await tree.whenTaken();
         await treeView.reveal(node, { select: true, focus: false, expand: true });
       }
       return node?.row.id;
@@ -302,7 +306,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
               items.push({ label: 'Summarize the branch you leave with a language model', how: 'model' });
             }
             const pick = await vscode.window.showQuickPick(items, {
-              placeHolder: `Leaving ${prep.entriesToSummarize.length} entries behind`,
+              placeHolder: `Leaving ${counted(prep.entriesToSummarize.length, 'entry')} behind`,
             });
             if (!pick) {
               return undefined;

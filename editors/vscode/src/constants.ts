@@ -45,6 +45,9 @@ export const Method = {
   export: 'session/export',
   diff: 'session/diff',
   search: 'session/search',
+  restorePreview: 'session/restorePreview',
+  restore: 'session/restore',
+  restoreUndo: 'session/restoreUndo',
 } as const;
 
 /** Server-to-client notifications. */
@@ -102,6 +105,9 @@ export const Command = {
   treeSelectForCompare: 'sessiontree.tree.selectForCompare',
   treeCompareWithSelected: 'sessiontree.tree.compareWithSelected',
   sessionsSearch: 'sessiontree.sessions.search',
+  restoreFiles: 'sessiontree.restore.files',
+  restoreConversationAndFiles: 'sessiontree.restore.conversationAndFiles',
+  restoreUndo: 'sessiontree.restore.undo',
 } as const;
 
 /** View and container ids. */
@@ -141,6 +147,8 @@ export const Scheme = {
   context: 'sessiontree-context',
   entry: 'sessiontree-entry',
   diff: 'sessiontree-diff',
+  /** What a restore leaves of a file (the second side of a restore preview's diff editor). */
+  restore: 'sessiontree-restore',
 } as const;
 
 /** The webview panel of the session graph. */

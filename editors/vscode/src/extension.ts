@@ -9,9 +9,10 @@ import { SessionDocuments } from './documents';
 import { GraphPanel } from './graphPanel';
 import { DiffDocuments, registerPictures } from './pictures';
 import { CurrentSession } from './session';
-import { SessionTreeProvider, type TreeElement } from './views/sessionTree';
+import { messageSetter, SessionTreeProvider, type TreeElement } from './views/sessionTree';
 import { SessionsProvider } from './views/sessions';
 import { registerShared } from './views/shared';
+import { registerRestore, RestoreDocuments } from './restore';
 
 /** What `activate` returns: the live parts, for other extensions and the end-to-end tests. */
 export interface SessionTreeApi {
@@ -22,6 +23,8 @@ export interface SessionTreeApi {
   treeView: vscode.TreeView<TreeElement>;
   sessionsView: vscode.TreeView<unknown>;
   graph: GraphPanel;
+  /** The reveal of the leaf that followed the last load, done (tests wait for it). */
+  whenLeafRevealed: () => Promise<void>;
 }
 
 let daemonRef: DaemonClient | undefined;
@@ -42,10 +45,13 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
   });
   const treeView = vscode.window.createTreeView(View.tree, { treeDataProvider: tree, showCollapseAll: true });
   const sessionsView = vscode.window.createTreeView(View.sessions, { treeDataProvider: sessions });
+  // no agent directory of pi's family: the daemon says which it looked for (the CLI prints it)
+  const sessionsMessage = messageSetter(sessionsView);
   const docs = new SessionDocuments(daemon);
   const graph = new GraphPanel(daemon, current, (m) => daemon.output.error(m));
 
   const followLive = () => vscode.workspace.getConfiguration(Setting.section).get<boolean>(Setting.followLive, true);
+  let leafRevealed: Promise<void> = Promise.resolve();
   /** Brings the leaf's row (or its nearest shown ancestor) into view, without selecting it. */
   const revealLeaf = () => {
     if (!followLive() || !treeView.visible) {
@@ -53,7 +59,11 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
     }
     const node = tree.leafNode();
     if (node) {
-      treeView.reveal(node, { select: false, focus: false, expand: true }).then(undefined, () => undefined);
+      // once VS Code has the rows the node is among (a reveal before lands on the old ones)
+      leafRevealed = tree
+        .whenTaken()
+        .then(() => treeView.reveal(node, { select: false, focus: false, expand: true }))
+        .then(undefined, () => undefined);
     }
   };
   context.subscriptions.push(
@@ -64,6 +74,9 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
     sessionsView,
     vscode.workspace.registerTextDocumentContentProvider(Scheme.context, docs),
     vscode.workspace.registerTextDocumentContentProvider(Scheme.entry, docs),
+    sessions.onDidChangeHint((hint) =>
+      sessionsMessage(hint ? `${hint}. Set "Session Tree: Agent Dir" to use another.` : undefined),
+    ),
     current.onDidChange((s) => {
       treeView.description = s?.title;
       void vscode.commands.executeCommand('setContext', ContextKey.hasSession, !!s);
@@ -140,6 +153,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
     }),
     ...registerPictures({ daemon, current, treeView, diffDocs: new DiffDocuments(daemon) }),
     ...registerShared(daemon, sessions.onDidChangeTreeData, (result, path) => current.adopt(result, path)),
+    ...registerRestore({ daemon, current, tree, treeView, docs: new RestoreDocuments(), log: (m) => daemon.output.error(m) }),
   );
   void vscode.commands.executeCommand('setContext', ContextKey.showAll, false);
   void vscode.commands.executeCommand('setContext', ContextKey.hasSession, false);
@@ -148,7 +162,7 @@ export function activate(context: vscode.ExtensionContext): SessionTreeApi {
     () => sessions.refresh(),
     () => undefined,
   );
-  return { daemon, current, tree, sessions, treeView, sessionsView, graph };
+  return { daemon, current, tree, sessions, treeView, sessionsView, graph, whenLeafRevealed: () => leafRevealed };
 }
 
 export function deactivate(): Promise<void> | undefined {

@@ -11,6 +11,7 @@ import type { Daemon } from './protocol';
 import type { CurrentSession } from './session';
 import { PreviewRowError, refusePreviewRow } from './views/preview';
 import type { RowNode } from './views/rows';
+import { counted } from './words';
 
 interface ExportReply {
   content: string;
@@ -62,7 +63,7 @@ export function isPlainFileName(name: unknown): name is string {
 export function exportReport(r: Pick<ExportReply, 'entries' | 'redacted' | 'redactions'>, where: string): string {
   const counts = r.redactions.map((c) => `${c.pattern} ${c.count}`).join(', ');
   const red = !r.redacted ? 'not redacted' : counts ? `redacted: ${counts}` : 'redaction found nothing';
-  return `Exported ${r.entries} entries to ${where} (${red}).`;
+  return `Exported ${counted(r.entries, 'entry')} to ${where} (${red}).`;
 }
 
 /** The two sides of a comparison as read-only documents (`sessiontree-diff:`). */
@@ -160,7 +161,7 @@ export function registerPictures(ctx: {
       const doc = await vscode.workspace.openTextDocument({
         language: 'markdown',
         content:
-          `# Would redact ${res.findings.length} in ${res.entries} entries\n\n` +
+          `# Would redact ${res.findings.length} in ${counted(res.entries, 'entry')}\n\n` +
           res.findings.map((f) => `- ${f.pattern} in entry ${f.entryId ?? '-'}: ${f.preview}`).join('\n') +
           '\n',
       });

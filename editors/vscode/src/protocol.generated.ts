@@ -627,6 +627,10 @@ export interface ListResult {
   sessions: SessionInfo[];
   /** Addition: the shared store's state when the daemon has one (its sessions follow the local ones). */
   store?: StoreStatus;
+  /** Addition: the agent directories of pi's family whose sessions were looked for (one when an agent dir is set, else every one that exists: storage-format.md). */
+  agentDirs: string[];
+  /** Addition: why no session of pi's family can be listed, when that is so: no agent directory exists (it names the one looked for and what chose it). A client shows it beside the list. */
+  hint?: string;
 }
 
 /** Entry to append: one agent message. */
@@ -871,6 +875,8 @@ export interface RestoreFile {
   base: string;
   /** How the file's content at the target is known, or why it is not. */
   target: string;
+  /** With the preview's `contents`: the whole text `diff` leads to (what the restore writes; for a conflict, the text with the markers), for a diff editor's second side; absent for a file the restore deletes or leaves alone, and without `contents`. */
+  after?: string;
 }
 
 /** Addition: params of `session/restore`: apply a preview (re-checked against the disk). */
@@ -903,6 +909,8 @@ export interface RestorePreviewParams {
   conversation?: boolean;
   /** Write files whose state at the current node is not known (the target's content over them, with a backup), and take files no call on the target's path made as absent there. */
   includeUnknown?: boolean;
+  /** Give each file its `after` text too (the editors' diff views); off by default, as it sends whole files. */
+  contents?: boolean;
 }
 
 /** Addition: result of `session/restorePreview`. */
@@ -985,6 +993,12 @@ export interface Row {
   label?: string;
   /** Addition: the art to show for a deep row: `prefix` cut to its last 4 cells behind a depth marker, e.g. "‹63› │  │  │  ├─ " (present only when `prefix` is wider than 24 columns; see tree-view.md). */
   shortPrefix?: string;
+  /** Addition: this row carries the leaf marker: the leaf's row, or when the filter or search hides the leaf, its nearest visible ancestor's (the selected row), which names it in `hiddenLeaf`. Front ends draw the leaf marker here and nowhere else (tree-view.md, "One face"). Sent only when true. */
+  marksLeaf?: boolean;
+  /** Addition: on the row that marks a leaf the filter hides, the leaf's display text (e.g. "[model: anthropic/claude-x]"), shown as "leaf: TEXT". */
+  hiddenLeaf?: string;
+  /** Addition: this row is the first visible row of a branch whose first row the filter hides: the depth of that hidden row. `prefix` draws its connector; a view that nests rows by depth nests this row at `headDepth` (it stands for the hidden row), so the branch point's fan-out shows. */
+  headDepth?: number;
 }
 
 /** One matching entry and its place in its session's tree. */
@@ -1113,6 +1127,8 @@ export interface SessionInfo {
   parentId?: string;
   /** Addition: "fork" or "subagent", with `parentId`. */
   parentKind?: string;
+  /** Addition: for a session of pi's family, the agent whose words the file uses: "xcsh", "pi" or "omp" (the agent whose directory holds it unless the file says otherwise). Without an agent dir set, `session/list` lists every agent dir of the family that exists (storage-format.md), so a list may mix them. */
+  dialect?: string;
   /** Addition: the machine the session lives on (set when the daemon has a shared store). */
   machine?: string;
   /** Addition: who ran it there (set when the daemon has a shared store). */

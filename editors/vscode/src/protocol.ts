@@ -18,6 +18,8 @@ export interface SessionInfo {
   resumeCommand?: string | null;
   parentId?: string | null;
   parentKind?: string | null;
+  /** For pi's family: "xcsh", "pi" or "omp", whose words the file uses (newer daemons). */
+  dialect?: string;
   /** With a shared store: the machine it lives on, who ran it, whether it is a local file. */
   machine?: string;
   user?: string;
@@ -65,6 +67,12 @@ export interface Row {
   label?: string;
   text: string;
   timestamp: string;
+  /** The row draws the leaf marker: the leaf's, or its nearest visible ancestor's when the filter hides it. */
+  marksLeaf?: boolean;
+  /** On the row that marks a hidden leaf: the leaf's display text. */
+  hiddenLeaf?: string;
+  /** The depth of the hidden first row of a branch this row stands for (it nests there). */
+  headDepth?: number;
 }
 
 export interface ViewResult {

@@ -6,6 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { Command, Method } from './constants';
+import { counted } from './words';
 import type { SearchHit, SearchResult } from './protocol.generated';
 import type { Daemon } from './protocol';
 import type { CurrentSession } from './session';
@@ -31,8 +32,12 @@ export interface HitItem extends vscode.QuickPickItem {
 
 const ROLE_ICON: Record<string, string> = { user: 'account', assistant: 'hubot', tool: 'tools', other: 'circle-outline' };
 
-/** The snippet with its matched words in «», shortened around the first one. */
-export function markedSnippet(hit: Pick<SearchHit, 'snippet' | 'highlights'>, max = 160): string {
+/**
+ * The snippet shortened around its first matched word, the matched words between `open` and
+ * `close` (default «»; a quick pick's label takes none: the quick pick bolds the words typed
+ * itself, and marks as well would show both).
+ */
+export function markedSnippet(hit: Pick<SearchHit, 'snippet' | 'highlights'>, max = 160, open = '«', close = '»'): string {
   const text = hit.snippet ?? '';
   const ranges = hit.highlights ?? [];
   let start = 0;
@@ -45,21 +50,24 @@ export function markedSnippet(hit: Pick<SearchHit, 'snippet' | 'highlights'>, ma
     if (b <= pos) {
       continue;
     }
-    out += text.slice(pos, Math.max(pos, a)) + '«' + text.slice(Math.max(pos, a), b) + '»';
+    out += text.slice(pos, Math.max(pos, a)) + open + text.slice(Math.max(pos, a), b) + close;
     pos = b;
   }
   out += text.slice(pos);
   return out.length > max + 2 ? `${out.slice(0, max)}…` : out;
 }
 
-/** One quick-pick item per hit: the snippet; role, time and branch; session and project. */
+/**
+ * One quick-pick item per hit: the snippet (its matched words bold, as the quick pick shows
+ * the words typed); role, time and branch; session and project.
+ */
 export function hitItems(hits: SearchHit[]): HitItem[] {
   return hits.map((hit) => {
     const when = hit.timestamp ? hit.timestamp.slice(0, 16).replace('T', ' ') : '';
     const branch = hit.onActiveBranch === false ? 'other branch' : hit.onActiveBranch ? 'active branch' : '';
     const labels = (hit.pathLabels ?? []).map((l) => `[${l.label}]`).join(' ');
     return {
-      label: `$(${ROLE_ICON[hit.role] ?? 'circle-outline'}) ${markedSnippet(hit)}`,
+      label: `$(${ROLE_ICON[hit.role] ?? 'circle-outline'}) ${markedSnippet(hit, 160, '', '')}`,
       description: [hit.role, when, branch, labels].filter(Boolean).join(' · '),
       detail: [hit.sessionName ?? hit.path, hit.cwd].filter(Boolean).join(' — '),
       alwaysShow: true,
@@ -119,7 +127,7 @@ export function registerSessionSearch(ctx: SearchContext): vscode.Disposable[] {
               return;
             }
             qp.items = hitItems(res.hits);
-            qp.title = `${res.total}${res.capped ? '+' : ''} matches in ${res.indexedFiles} sessions`;
+            qp.title = `${res.total}${res.capped ? '+' : ''} ${res.total === 1 && !res.capped ? 'match' : 'matches'} in ${counted(res.indexedFiles, 'session')}`;
             qp.busy = false;
           },
           (err: unknown) => {

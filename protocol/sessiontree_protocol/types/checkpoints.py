@@ -43,6 +43,11 @@ class RestoreFile:
         "",
     )
     target: str = _opt("How the file's content at the target is known, or why it is not.", "")
+    after: str | None = _opt(
+        "With the preview's `contents`: the whole text `diff` leads to (what the restore writes; for a "
+        "conflict, the text with the markers), for a diff editor's second side; absent for a file the "
+        "restore deletes or leaves alone, and without `contents`."
+    )
 
 
 @attrs.define(kw_only=True)
@@ -64,6 +69,11 @@ class RestorePreviewParams:
     include_unknown: bool = _opt(
         "Write files whose state at the current node is not known (the target's content over them, with a "
         "backup), and take files no call on the target's path made as absent there.",
+        False,
+    )
+    contents: bool = _opt(
+        "Give each file its `after` text too (the editors' diff views); off by default, as it sends "
+        "whole files.",
         False,
     )
 

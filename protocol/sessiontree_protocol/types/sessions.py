@@ -39,6 +39,16 @@ class ListResult:
         "Addition: the shared store's state when the daemon has one (its sessions follow the local ones).",
         addition=True,
     )
+    agent_dirs: list[str] = _list(
+        "Addition: the agent directories of pi's family whose sessions were looked for (one when an agent "
+        "dir is set, else every one that exists: storage-format.md).",
+        addition=True,
+    )
+    hint: str | None = _opt(
+        "Addition: why no session of pi's family can be listed, when that is so: no agent directory exists "
+        "(it names the one looked for and what chose it). A client shows it beside the list.",
+        addition=True,
+    )
 
 
 @attrs.define(kw_only=True)

@@ -45,6 +45,13 @@ class SessionInfo:
         addition=True,
     )
     parent_kind: str | None = _opt('Addition: "fork" or "subagent", with `parentId`.', addition=True)
+    dialect: str | None = _opt(
+        'Addition: for a session of pi\'s family, the agent whose words the file uses: "xcsh", "pi" or "omp" '
+        "(the agent whose directory holds it unless the file says otherwise). Without an agent dir set, "
+        "`session/list` lists every agent dir of the family that exists (storage-format.md), so a list "
+        "may mix them.",
+        addition=True,
+    )
     machine: str | None = _opt(
         "Addition: the machine the session lives on (set when the daemon has a shared store).", addition=True
     )
@@ -158,6 +165,23 @@ class Row:
     short_prefix: str | None = _opt(
         "Addition: the art to show for a deep row: `prefix` cut to its last 4 cells behind a depth marker, "
         'e.g. "‹63› │  │  │  ├─ " (present only when `prefix` is wider than 24 columns; see tree-view.md).',
+        addition=True,
+    )
+    marks_leaf: bool | None = _opt(
+        "Addition: this row carries the leaf marker: the leaf's row, or when the filter or search hides the "
+        "leaf, its nearest visible ancestor's (the selected row), which names it in `hiddenLeaf`. Front ends "
+        'draw the leaf marker here and nowhere else (tree-view.md, "One face"). Sent only when true.',
+        addition=True,
+    )
+    hidden_leaf: str | None = _opt(
+        "Addition: on the row that marks a leaf the filter hides, the leaf's display text "
+        '(e.g. "[model: anthropic/claude-x]"), shown as "leaf: TEXT".',
+        addition=True,
+    )
+    head_depth: int | None = _opt(
+        "Addition: this row is the first visible row of a branch whose first row the filter hides: the depth "
+        "of that hidden row. `prefix` draws its connector; a view that nests rows by depth nests this row at "
+        "`headDepth` (it stands for the hidden row), so the branch point's fan-out shows.",
         addition=True,
     )
 

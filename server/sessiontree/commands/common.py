@@ -9,6 +9,8 @@ import stat
 import sys
 from typing import Any
 
+from sessiontree.core.format.jsonl import scrub_text
+
 # One scheme for every verb but `serve` (README "Command line", `sessiontree --help`).
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
@@ -54,7 +56,8 @@ def terminal_safe(value: Any, *, lines: bool = False) -> str:
     DEL, bidi and other format controls, line and paragraph separators) as its escape
     (``\\x1b``), the rest as it is; with ``lines``, newlines and tabs stay (text of several
     lines). The one rule for everything the command line prints that it did not make itself."""
-    s = value if isinstance(value, str) else str(value)
+    # a lone surrogate is shown as U+FFFD, as every output shows it (`jsonl.scrub_text`)
+    s = scrub_text(value if isinstance(value, str) else str(value))
     if s.isprintable():
         return s
     keep = "\n\t" if lines else ""
@@ -140,20 +143,8 @@ def entry_not_found(verb: str, entry_id: str) -> int:
 
 
 def missing_agent_dir(agent_dir: str | None) -> str | None:
-    """A one-line error when the agent's data dir does not exist, else ``None``.
+    """A one-line error when no agent dir to list exists, else ``None`` (the core's rule,
+    `core.discovery.homes.missing_agent_dir`); nothing is created to look."""
+    from sessiontree.core.discovery.homes import missing_agent_dir as missing
 
-    It names the directory and what chose it, so that a typo in ``PI_CODING_AGENT_DIR``
-    is not mistaken for "no sessions"; nothing is created to look.
-    """
-    from sessiontree.core import paths
-
-    data_dir = paths.get_data_dir(agent_dir)
-    if os.path.isdir(data_dir):
-        return None
-    if agent_dir is not None:
-        source = "given by --agent-dir"
-    elif os.environ.get(paths.AGENT_DIR_ENV):
-        source = f"set by ${paths.AGENT_DIR_ENV}"
-    else:
-        source = f"the default; set ${paths.AGENT_DIR_ENV} to use another"
-    return f"no agent directory at {data_dir} ({source})"
+    return missing(agent_dir)

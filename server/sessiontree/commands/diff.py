@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from sessiontree.commands.common import EXIT_OK, EXIT_UNUSABLE, entry_not_found, open_for_viewing
+from sessiontree.core.format.words import counted
 
 
 def register(subparsers: Any) -> None:
@@ -52,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     out(f"common ancestor: {cmp.ancestor_id or '(none: different roots)'}  {cmp.ancestor_text}")
     for name, side in (("A", cmp.a), ("B", cmp.b)):
         out(
-            f"{name}: {side.node_id}  {len(side.skeletons)} entries since, {len(side.files)} files, {len(side.commands)} commands"
+            f"{name}: {side.node_id}  {counted(len(side.skeletons), 'entry')} since, {counted(len(side.files), 'file')}, "
+            f"{counted(len(side.commands), 'command')}"
         )
     paths = list(dict.fromkeys([f.path for f in cmp.a.files] + [f.path for f in cmp.b.files]))
     if paths:

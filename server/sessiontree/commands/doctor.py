@@ -19,6 +19,7 @@ from typing import Any
 
 from sessiontree.commands.common import EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE, fail, missing_agent_dir
 from sessiontree.core.doctor import DoctorError, check_file, repair_file
+from sessiontree.core.format.words import counted
 
 
 def register(subparsers: Any) -> None:
@@ -37,7 +38,10 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("files", nargs="*", metavar="FILE", help="session files (.jsonl) to check")
     p.add_argument("--all", action="store_true", help="check every session under the agent dir")
-    p.add_argument("--agent-dir", help="agent dir for --all (default: $PI_CODING_AGENT_DIR or ~/.xcsh/agent)")
+    p.add_argument(
+        "--agent-dir",
+        help="agent dir for --all (default: $PI_CODING_AGENT_DIR, else every agent dir of pi's family that exists)",
+    )
     p.add_argument("--blobs-dir", help="blob store to verify references against")
     p.add_argument("--repair", action="store_true", help="write a repaired file (keeps a quarantine copy)")
     p.add_argument("--migrate", action="store_true", help="with --repair: also migrate old versions")
@@ -45,12 +49,15 @@ def register(subparsers: Any) -> None:
 
 
 def _all_files(agent_dir: str | None) -> list[str]:
-    from sessiontree.core import paths
+    from sessiontree.core.discovery import agent_homes
 
-    root = Path(paths.sessions_root(os.path.abspath(os.path.expanduser(agent_dir)) if agent_dir else None))
-    if not root.is_dir():
-        return []
-    return sorted(str(p) for p in root.rglob("*.jsonl") if p.is_file())
+    # the agent dir given, else every one of pi's family that exists (as `ls --all` lists)
+    found: set[str] = set()
+    for home in agent_homes(agent_dir):
+        root = Path(home.sessions_root)
+        if root.is_dir():
+            found.update(str(p) for p in root.rglob("*.jsonl") if p.is_file())
+    return sorted(found)
 
 
 def _needs_repair(report: Any, migrate: bool) -> bool:
@@ -169,7 +176,7 @@ def _print_human(entry: dict[str, Any]) -> None:
     notes = [p for p in findings if p["severity"] == "note"]
     if not problems:
         version = entry.get("version")
-        facts = f"{entry.get('entryCount', 0)} entries" + (
+        facts = counted(entry.get("entryCount", 0), "entry") + (
             f", version {version}" if version is not None else ""
         )
         print(f"{path}: ok ({facts})")

@@ -25,6 +25,7 @@ import tempfile
 from typing import Any
 
 from sessiontree.commands.common import EXIT_OK, EXIT_UNUSABLE, entry_not_found, fail, open_for_viewing
+from sessiontree.core.format.words import counted
 
 
 def _umask() -> int:
@@ -196,14 +197,14 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
             return EXIT_OK
         print(
-            f"{result.entries} entries; would redact {sum(result.counts.values())} (patterns: built-in + {config_path() if args.redact_config is None else args.redact_config})"
+            f"{counted(result.entries, 'entry')}; would redact {sum(result.counts.values())} (patterns: built-in + {config_path() if args.redact_config is None else args.redact_config})"
         )
         for f in result.findings:
             print(f"  {f.pattern:<22} entry {f.entry_id or '-':<10} {f.preview}")
         return EXIT_OK
     if result.redacted:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(result.counts.items())) or "nothing found"
-        print(f"sessiontree export: {result.entries} entries; redacted: {counts}", file=sys.stderr)
+        print(f"sessiontree export: {counted(result.entries, 'entry')}; redacted: {counts}", file=sys.stderr)
     else:
-        print(f"sessiontree export: {result.entries} entries; not redacted", file=sys.stderr)
+        print(f"sessiontree export: {counted(result.entries, 'entry')}; not redacted", file=sys.stderr)
     return EXIT_OK

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from sessiontree.commands.common import EXIT_OK, EXIT_UNUSABLE, entry_not_found, fail, open_for_viewing
+from sessiontree.core.format.words import counted
 
 
 def register(subparsers: Any) -> None:
@@ -53,7 +54,6 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from sessiontree.core.discovery import display_name_of_manager
     from sessiontree.core.graph import build_graph, render_html, render_svg
-    from sessiontree.core.graph.render import counted
 
     if args.collapse is not None and args.collapse < 0:
         return fail("graph", "--collapse must be 0 or more")
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return fail("graph", f"{args.output}: {exc.strerror or exc}")
     print(
-        f"{args.output}: {counted(graph.entries, 'entry', 'entries')}, {counted(len(graph.nodes), 'node')}, "
+        f"{args.output}: {counted(graph.entries, 'entry')}, {counted(len(graph.nodes), 'node')}, "
         f"{counted(graph.lanes, 'lane')}",
         file=sys.stderr,
     )

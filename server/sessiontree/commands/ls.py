@@ -26,7 +26,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--all", action="store_true", help="every project under the agent dir's sessions root")
     p.add_argument("--cwd", help="the project directory (default: the current directory)")
     p.add_argument("--session-dir", help="list this sessions directory instead of the cwd's")
-    p.add_argument("--agent-dir", help="agent dir (default: $PI_CODING_AGENT_DIR or ~/.xcsh/agent)")
+    p.add_argument(
+        "--agent-dir",
+        help="agent dir (default: $PI_CODING_AGENT_DIR, else every agent dir of pi's family that exists: "
+        "~/.xcsh/agent, ~/.pi/agent, ~/.omp/agent and its profiles)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument(
         "--agent",
@@ -39,8 +43,13 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from sessiontree.commands.common import missing_agent_dir
-    from sessiontree.core import paths
-    from sessiontree.core.discovery import list_all_sessions, list_sessions, list_sessions_of_dirs
+    from sessiontree.core.discovery import (
+        agent_homes,
+        list_all_sessions_of_homes,
+        list_sessions,
+        list_sessions_of_dirs,
+        session_dirs_of_homes,
+    )
 
     agent = getattr(args, "agent", "all")
     others: list[Any] = []
@@ -48,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         from sessiontree.commands.ls_agents import other_agents_exist, other_agents_sessions
 
         cwd = None if args.all else os.path.abspath(args.cwd or os.getcwd())
-        others = other_agents_sessions(agent, cwd)
+        others = sorted(other_agents_sessions(agent, cwd), key=lambda s: s.modified, reverse=True)
         if agent != "all":
             return _print(others, args.json)
         problem = missing_agent_dir(args.agent_dir)
@@ -69,12 +78,14 @@ def run(args: argparse.Namespace) -> int:
             if problem is not None:
                 print(f"sessiontree ls: {problem}", file=sys.stderr)
                 return 2
+            # the agent dir given, else every one of pi's family that exists
+            homes = agent_homes(args.agent_dir)
             if args.all:
-                sessions = list_all_sessions(args.agent_dir)
+                sessions = list_all_sessions_of_homes(homes)
             else:
                 # Every directory encoding the agents use for this cwd; nothing is moved.
                 cwd = os.path.abspath(args.cwd or os.getcwd())
-                sessions = list_sessions_of_dirs(paths.session_dirs_of(cwd, args.agent_dir))
+                sessions = list_sessions_of_dirs(session_dirs_of_homes(cwd, homes))
     except OSError as exc:
         print(f"sessiontree ls: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -91,9 +102,17 @@ def _print(sessions: list[Any], as_json: bool) -> int:
     if not sessions:
         print("no sessions")
         return 0
-    mixed = any(getattr(s, "agent", "pi") != "pi" for s in sessions)
-    for s in sessions:
+    # which agent: pi's family by its dialect (xcsh, pi, omp), when the list mixes agents
+    tags = [_agent_tag(s) for s in sessions]
+    mixed = len(set(tags)) > 1
+    for s, agent in zip(sessions, tags, strict=True):
         modified = s.modified.astimezone().strftime("%Y-%m-%d %H:%M")
-        tag = f"{getattr(s, 'agent', 'pi'):<6}  " if mixed else ""
-        print(f"{modified}  {tag}{s.message_count:5d} msgs  {s.display_name}  {s.path}")
+        tag = f"{agent:<6}  " if mixed else ""
+        msgs = "msg " if s.message_count == 1 else "msgs"
+        print(f"{modified}  {tag}{s.message_count:5d} {msgs}  {s.display_name}  {s.path}")
     return 0
+
+
+def _agent_tag(session: Any) -> str:
+    agent = getattr(session, "agent", "pi")
+    return str(getattr(session, "dialect", None) or agent) if agent == "pi" else str(agent)

@@ -45,7 +45,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--label", help="only entries carrying this label")
     p.add_argument("--limit", type=int, default=20, help="how many hits (default 20)")
     p.add_argument("--offset", type=int, default=0, help="skip this many hits (paging)")
-    p.add_argument("--agent-dir", help="agent dir (default: $PI_CODING_AGENT_DIR or ~/.xcsh/agent)")
+    p.add_argument(
+        "--agent-dir",
+        help="agent dir (default: $PI_CODING_AGENT_DIR, else every agent dir of pi's family that exists)",
+    )
     p.add_argument("--index", help="the index file (default: <cache>/sessiontree/search/sessions.db)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -71,7 +74,6 @@ def _mark(snippet: str, ranges: list[list[int]], tty: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from sessiontree.commands.common import missing_agent_dir
-    from sessiontree.core import paths
     from sessiontree.core.fts import IndexBusy, SearchIndex, SearchQuery, UpdateReport, fts5_available
     from sessiontree.core.fts.sources import foreign_roots
 
@@ -88,9 +90,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"sessiontree search: bad date: {exc}", file=sys.stderr)
         return 2
-    root = str(paths.sessions_root(args.agent_dir))
-    # pi's sessions and the other agents' transcripts (read-only) that exist
-    index = SearchIndex([root, *foreign_roots()], path=os.path.abspath(args.index) if args.index else None)
+    from sessiontree.core.discovery import agent_homes
+
+    # pi's family's sessions (every agent dir listed) and the other agents' transcripts
+    # (read-only) that exist
+    roots = [h.sessions_root for h in agent_homes(args.agent_dir)]
+    index = SearchIndex([*roots, *foreign_roots()], path=os.path.abspath(args.index) if args.index else None)
     busy = False
     try:
         try:
@@ -176,5 +181,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"    {_mark(h.snippet, h.highlights, tty)}")
         print(f"    depth {h.depth}{branch}{'  ' + labels if labels else ''}  {safe(h.session_path)}")
     more = f"; --offset {page.next_offset} for more" if page.next_offset is not None else ""
-    print(f"{len(page.hits)} of {page.total}{'+' if page.capped else ''} matches{more}")
+    print(
+        f"{len(page.hits)} of {page.total}{'+' if page.capped else ''} {'match' if page.total == 1 and not page.capped else 'matches'}{more}"
+    )
     return 0

@@ -27,7 +27,8 @@ def register(sub: Any) -> None:
         "serve",
         help="run the daemon for editors (JSON-RPC with LSP framing over stdio)",
         description="Run the sessiontree daemon. Speaks JSON-RPC 2.0 with LSP framing over stdio, "
-        "or over TCP with --tcp. Logs go to stderr (and to the client as window/logMessage).",
+        "or over TCP with --tcp. Logs go to the client as window/logMessage, with their level; over stdio, "
+        "stderr gets errors and what no client got (before one connected); over TCP, everything.",
     )
     p.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
     p.add_argument(
@@ -69,10 +70,20 @@ class _ClientLogHandler(logging.Handler):
         self._busy = True
         try:
             server.window_log_message(lsp.LogMessageParams(type=kind, message=self.format(record)))
+            record.sent_to_client = True
         except Exception:
             pass
         finally:
             self._busy = False
+
+
+def _not_sent_to_client(record: logging.LogRecord) -> bool:
+    """What stderr still gets over stdio: records no client got as window/logMessage (before
+    it connected), and errors. The editor that started the daemon shows its stderr as errors
+    (VS Code's language client, Neovim's LSP log), so an INFO line there read as one; the
+    client gets every record with its level. (Over TCP, stderr is the daemon's own log and
+    keeps everything.)"""
+    return record.levelno >= logging.ERROR or not getattr(record, "sent_to_client", False)
 
 
 def parse_hostport(value: str) -> tuple[str, int]:
@@ -102,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setFormatter(fmt)
+    if not args.tcp:
+        stderr.addFilter(_not_sent_to_client)
     root.addHandler(stderr)
     if args.log_file:
         fh = logging.FileHandler(args.log_file, encoding="utf-8")

@@ -23,6 +23,7 @@ from sessiontree.commands.common import (
     open_for_viewing,
     text,
 )
+from sessiontree.core.format.words import counted
 
 
 def register(subparsers: Any) -> None:
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if info["leafId"] is None:
         print("leaf:     none (no entries)")
     else:
-        print(f"leaf:     {info['leafId']}  (path of {info['branchLength']} entries)")
+        print(f"leaf:     {info['leafId']}  (path of {counted(info['branchLength'], 'entry')})")
     if info["labels"]:
         shown = ", ".join(f"{x['targetId']}={text(x['label'])}" for x in info["labels"][:5])
         more = len(info["labels"]) - 5

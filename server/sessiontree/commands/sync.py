@@ -18,6 +18,8 @@ import sys
 import threading
 from typing import Any
 
+from sessiontree.core.format.words import counted
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -147,11 +149,11 @@ def run(args: argparse.Namespace) -> int:
         for i, f in enumerate(files, 1):
             results.extend(syncer.sync_files([f]))
             if len(files) > 20 and i % 20 == 0:
-                say(f"{i}/{len(files)} sessions")
+                say(f"{i}/{counted(len(files), 'session')}")
         report(results)
         pushed = sum(r.pushed for r in results)
         pulled = sum(r.pulled for r in results)
-        say(f"{len(files)} session(s): pushed {pushed} entries, pulled {pulled}")
+        say(f"{counted(len(files), 'session')}: pushed {counted(pushed, 'entry')}, pulled {pulled}")
         return 1 if problems else 0
     except StoreUnreachable as exc:
         return fail(f"{exc}; rerun to resume (nothing is lost)")

@@ -7,16 +7,19 @@ agent's selector, so that deep trees stay readable in a terminal (docs/tree-view
 - the art is the short form of `core.tree_art` (art deeper than 8 levels is cut to its last
   4 cells behind a depth marker ``‹N›``), so the text of every row starts within a bounded
   column; ``--full-art`` draws the agent's full art;
-- the leaf row's marker is ``●`` where other active-path rows have ``•`` (right after the
-  art, before label and text, so it is never cut off);
+- the row that marks the leaf has ``●`` where other active-path rows have ``•`` (right after
+  the art, before label and text, so it is never cut off): the leaf's row, or when the
+  filter hides the leaf its nearest visible ancestor's, which then names the leaf after its
+  text, ``(leaf: [model: …])`` (the core's rule, `core.view.marks`);
 - ``--ids`` puts each row's entry id in a column at the line start;
 - on a terminal, colour: dim art and ids, the active path's marker and text in cyan, the
   leaf in bold green, labels in yellow (``--color auto|always|never``; auto is off when
   stdout is not a terminal, ``NO_COLOR`` is set or ``TERM=dumb``).
 
-Without FILE, the most recent session of the current directory under the agent dir is
-shown; when there is none, the bundled demo session (with a note on stderr naming the
-directories searched). The file is opened read-only: nothing is migrated or written. Exit
+Without FILE, the most recent session of the current directory is shown, the first one
+`ls` lists (pi's family in the agent dir, or without one in every agent dir of the family
+that exists, and Claude Code's and Codex's transcripts); when there is none, the bundled
+demo session (with a note on stderr naming the directories searched). The file is opened read-only: nothing is migrated or written. Exit
 code 0; 2 for a file that cannot be shown (missing, unreadable, empty, no session header,
 not a pi session) or an unknown ``--leaf``.
 """
@@ -80,11 +83,15 @@ def register(subparsers: Any) -> None:
         default="auto",
         help="colour the lines (auto: only on a terminal and without NO_COLOR)",
     )
-    p.add_argument("--agent-dir", help="agent dir (default: $PI_CODING_AGENT_DIR or ~/.xcsh/agent)")
+    p.add_argument(
+        "--agent-dir",
+        help="agent dir (default: $PI_CODING_AGENT_DIR, else every agent dir of pi's family that exists)",
+    )
     p.epilog = (
         "lines: [ID] ART MARKER [LABEL] TEXT. MARKER is ● on the leaf row and • on the other\n"
         "rows of the active path (the leaf and its ancestors), so the leaf is marked before its\n"
-        "text. The footer gives the rows shown, the leaf id and the filter.\n\n"
+        "text; when the filter hides the leaf, its nearest shown ancestor has the ● and names\n"
+        "it: (leaf: TEXT). The footer gives the rows shown, the leaf id and the filter.\n\n"
         "exit codes: 0 drawn; 2 the file cannot be shown (missing, unreadable, empty, no session\n"
         "header, not a pi session) or --leaf is not in it."
     )
@@ -101,15 +108,29 @@ def demo_session_path() -> Iterator[str]:
 
 
 def newest_session_for_cwd(cwd: str, agent_dir: str | None) -> str | None:
-    """The most recent session file of ``cwd`` under the agent dir, or None.
+    """The most recent session of ``cwd``: the first that `ls` lists for it (pi's family in
+    the agent dir given, else in every agent dir of the family that exists, and Claude
+    Code's and Codex's transcripts of the project), or None.
 
     Every directory encoding the agents use is looked at; nothing is created or moved.
     """
-    from sessiontree.core import paths
-    from sessiontree.core.discovery import find_most_recent_session_of_dirs
+    from sessiontree.commands.ls_agents import other_agents_sessions
+    from sessiontree.core.discovery import (
+        agent_homes,
+        find_most_recent_session_of_dirs,
+        session_dirs_of_homes,
+    )
 
-    found = find_most_recent_session_of_dirs(paths.session_dirs_of(cwd, agent_dir))
-    return found[0] if found else None
+    found = find_most_recent_session_of_dirs(session_dirs_of_homes(cwd, agent_homes(agent_dir)))
+    best: tuple[float, str] | None = None
+    if found is not None:
+        with contextlib.suppress(OSError):
+            best = (os.stat(found[0]).st_mtime, found[0])
+    for other in other_agents_sessions("all", cwd):
+        when = other.modified.timestamp()
+        if best is None or when > best[0]:
+            best = (when, other.path)
+    return best[1] if best is not None else (found[0] if found else None)
 
 
 def use_color(choice: str, stream: Any = None) -> bool:
@@ -131,11 +152,14 @@ def _sgr(code: str, text: str, color: bool) -> str:
 def row_line(row: Any, *, full_art: bool = False, color: bool = False, id_width: int | None = None) -> str:
     """One row as `tree` prints it: ``[ID] ART MARKER [LABEL] TEXT`` (see the module doc).
 
-    Without colour and ids it is `Row.line` (with ``full_art``) with the leaf's marker ``●``.
+    Without colour and ids it is `Row.line` (with ``full_art``) with the leaf's marker ``●``
+    on the row that marks the leaf, and the note naming a leaf the filter hides.
     """
+    from sessiontree.core.view.marks import LEAF_NOTE
+
     art = row.prefix if full_art else row.short_prefix
-    marker = LEAF_MARKER if row.is_leaf else ACTIVE_MARKER if row.on_active_path else ""
-    look = _LEAF if row.is_leaf else _ACTIVE if row.on_active_path else ""
+    marker = LEAF_MARKER if row.marks_leaf else ACTIVE_MARKER if row.on_active_path else ""
+    look = _LEAF if row.marks_leaf else _ACTIVE if row.on_active_path else ""
     parts = []
     if id_width is not None:
         parts.append(_sgr(_DIM, f"[{row.id}]".ljust(id_width + 2) + " ", color))
@@ -146,13 +170,19 @@ def row_line(row: Any, *, full_art: bool = False, color: bool = False, id_width:
         parts.append(_sgr(_LABEL, f"[{terminal_safe(row.label)}]", color) + " ")
     shown = terminal_safe(row.text)
     parts.append(_sgr(look, shown, color) if look else shown)
+    if row.hidden_leaf is not None:
+        parts.append("  " + _sgr(_DIM, f"({LEAF_NOTE}{terminal_safe(row.hidden_leaf)})", color))
     return "".join(parts)
 
 
 def footer_line(page: Any, *, total_entries: int, color: bool = False) -> str:
     """The footer: rows shown, the leaf, the filter mode's suffix."""
+    from sessiontree.core.format.words import counted
+
     shown = (
-        f"{page.total} of {total_entries} entries" if page.total != total_entries else f"{page.total} entries"
+        f"{page.total} of {counted(total_entries, 'entry')}"
+        if page.total != total_entries
+        else counted(page.total, "entry")
     )
     leaf = page.leaf_id if page.leaf_id is not None else "(none)"
     return _sgr(_DIM, f"({shown}, leaf {leaf}){page.footer_suffix()}", color)
@@ -188,11 +218,11 @@ def run(args: argparse.Namespace) -> int:
             if path is None:
                 from sessiontree.commands.common import missing_agent_dir
                 from sessiontree.core import paths
+                from sessiontree.core.discovery import agent_homes
 
+                roots = [h.sessions_root for h in agent_homes(args.agent_dir)]
                 where = missing_agent_dir(args.agent_dir) or (
-                    "looked in "
-                    + ", ".join(paths.session_dir_names(cwd))
-                    + f" under {paths.sessions_root(args.agent_dir)}"
+                    "looked in " + ", ".join(paths.session_dir_names(cwd)) + f" under {', '.join(roots)}"
                 )
                 print(
                     f"sessiontree tree: no session found for {cwd} ({where}); showing the bundled demo session",

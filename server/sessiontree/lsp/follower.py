@@ -7,7 +7,11 @@
 - the ids another process appended go to `on_appended` first (the checkpoint snapshots of
   the files the agent's calls changed, docs/checkpoints.md);
 - `*.jsonl` files appearing or vanishing in the sessions root (recursively) or in the
-  directory of an open session go to `announce_list` with the project they belong to.
+  directory of an open session go to `announce_list` with the project they belong to; so
+  do files under the sessions roots that are written (an agent appending to a session the
+  client only lists: its count and place in a listing change), at most once a
+  `WRITTEN_INTERVAL` per directory (seen through inotify; the polling fallback sees only
+  files appearing or vanishing).
 
 Reads of a followed file go through the access policy's guard like every other read
 (`core.guard`): when the path (or a parent directory) now names something outside the
@@ -23,6 +27,7 @@ import logging
 import os
 import stat
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +42,11 @@ from sessiontree.lsp.watcher import ListChanges, SessionWatcher
 log = logging.getLogger(__name__)
 
 POLLING_ENV = "SESSIONTREE_WATCH_POLLING"
+
+#: Seconds between two announcements of a session directory whose files are being written
+#: (`session/didChangeList`: their counts and order in a listing changed). A listing reads a
+#: changed file again, so an agent appending all the time costs a client a list a second.
+WRITTEN_INTERVAL = 1.0
 #: The `session/didReload` reason of a session detached because its path now leads
 #: outside the allowed roots.
 ACCESS_DENIED = "access denied"
@@ -79,6 +89,10 @@ class LiveFollower:
         self._roots = roots
         self._lock = threading.RLock()
         self._followed: dict[str, OpenSession] = {}  # canonical path -> session
+        # Session directories under the roots whose files were written since the last
+        # announcement: when the first of those writes was heard, and the files (`_on_written`).
+        self._written: dict[str, tuple[float, set[str]]] = {}
+        self._unlisten: Callable[[], None] | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self.watcher = SessionWatcher(
             self._on_file, self._on_list, force_polling=force_polling or _env_polling(), on_tick=self._on_tick
@@ -88,6 +102,7 @@ class LiveFollower:
         """Start watching the roots and every session already open."""
         self.watcher.set_roots(self._roots)
         self._unsubscribe = self.registry.subscribe(self._on_event)
+        self._unlisten = self.watcher.add_change_listener(self._on_written)
         for s in self.registry.sessions():
             self._follow(s)
         self.watcher.start()
@@ -98,6 +113,9 @@ class LiveFollower:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        if self._unlisten is not None:
+            self._unlisten()
+            self._unlisten = None
         self.watcher.stop()
 
     # -- registry events (event loop thread) -------------------------------------------
@@ -153,6 +171,35 @@ class LiveFollower:
         for session in self.registry.sessions():
             if session.path != session.extra.get("live.path"):
                 self._follow(session)
+        self._announce_written()
+
+    # -- written files (watcher thread) ----------------------------------------------------
+
+    def _on_written(self, paths: list[str]) -> None:
+        """Session files under the roots were written (inotify). What a listing shows of a
+        file changes with every append (its message count, its place among the newest), so
+        its project's list is announced too: `_announce_written`, at most once a
+        `WRITTEN_INTERVAL` per directory however fast an agent appends."""
+        now = time.monotonic()
+        with self._lock:
+            for p in paths:
+                self._written.setdefault(os.path.dirname(p), (now, set()))[1].add(p)
+
+    def _announce_written(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            due = [
+                (d, files) for d, (first, files) in self._written.items() if now - first >= WRITTEN_INTERVAL
+            ]
+            for d, _files in due:
+                del self._written[d]
+        # the project of the files written (a directory may hold several projects' files)
+        cwds = {_cwd_of_dir(d, sorted(files), self._guard) for d, files in due}
+        if None in cwds or len(cwds) > 4:
+            self._post(self._announce_list, None)
+            return
+        for cwd in sorted(c for c in cwds if c is not None):
+            self._post(self._announce_list, cwd)
 
     # -- file changes (watcher thread) -----------------------------------------------------
 

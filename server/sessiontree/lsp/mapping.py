@@ -125,6 +125,9 @@ def row(r: Any) -> t.Row:
         role=_s(r.role),
         label=r.label,
         short_prefix=r.short_prefix if len(r.prefix) > SHORT_ART_WIDTH else None,
+        marks_leaf=True if r.marks_leaf else None,
+        hidden_leaf=r.hidden_leaf,
+        head_depth=r.head_depth,
     )
 
 
@@ -204,6 +207,12 @@ def rows_wire(page_rows: Iterable[Any]) -> list[dict[str, Any]]:
             d["label"] = r.label
         if len(r.prefix) > SHORT_ART_WIDTH:
             d["shortPrefix"] = r.short_prefix
+        if r.marks_leaf:
+            d["marksLeaf"] = True
+        if r.hidden_leaf is not None:
+            d["hiddenLeaf"] = r.hidden_leaf
+        if r.head_depth is not None:
+            d["headDepth"] = r.head_depth
         append(d)
     return rows
 
@@ -228,6 +237,7 @@ def session_info(info: Any) -> t.SessionInfo:
         display_name=_s(info.display_name),
         agent=getattr(info, "agent", "pi"),
         resume_command=getattr(info, "resume", None),
+        dialect=getattr(info, "dialect", None) or None,
         parent_id=getattr(info, "parent_id", None),
         parent_kind=getattr(info, "parent_kind", None),
     )
@@ -346,9 +356,10 @@ def search_result(page: Any, indexed_files: int, index_bytes: int, busy: bool = 
     )
 
 
-def restore_file(f: Any) -> t.RestoreFile:
+def restore_file(f: Any, contents: bool = False) -> t.RestoreFile:
     """A `core.checkpoints.FilePlan` on the wire (the paths and diffs of the user's files:
-    text decoded by the core, lone surrogates shown as U+FFFD)."""
+    text decoded by the core, lone surrogates shown as U+FFFD); with ``contents``, the text
+    its diff leads to as well."""
     return t.RestoreFile(
         path=scrub_text(f.path),
         display_path=scrub_text(f.display),
@@ -360,17 +371,20 @@ def restore_file(f: Any) -> t.RestoreFile:
         conflicts=f.conflicts,
         base=scrub_text(f.base),
         target=scrub_text(f.target),
+        after=scrub_text(f.shown) if contents and f.shown is not None else None,
     )
 
 
-def restore_preview_result(plan: Any, conversation: bool, files: bool) -> t.RestorePreviewResult:
+def restore_preview_result(
+    plan: Any, conversation: bool, files: bool, contents: bool = False
+) -> t.RestorePreviewResult:
     """A `core.checkpoints.RestorePlan` as the answer of `session/restorePreview`."""
     return t.RestorePreviewResult(
         target_id=plan.target_id,
         base_id=plan.base_id,
         common_ancestor_id=plan.ancestor_id,
         leaf_id=plan.leaf_id,
-        files=[restore_file(f) for f in plan.files] if files else [],
+        files=[restore_file(f, contents) for f in plan.files] if files else [],
         commands=[t.RestoreCommand(entry_id=eid, command=scrub_text(cmd)) for eid, cmd in plan.commands]
         if files
         else [],

@@ -354,10 +354,21 @@ class SessionTreeServer(LanguageServer):
         """A `window/showMessage` warning."""
         self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message))
 
+    def agent_homes(self) -> list[Any]:
+        """The agent dirs sessions are listed from: `agentDir`, else `$PI_CODING_AGENT_DIR`,
+        else every agent dir of pi's family that exists (`core.discovery.agent_homes`)."""
+        from sessiontree.core.discovery import agent_homes
+
+        return agent_homes(self.config.agent_dir)
+
     def default_roots(self) -> list[str]:
-        """The allowed roots without `allowedRoots`: agent dir, sessions root, workspace folders."""
+        """The allowed roots without `allowedRoots`: the agent dir (where new sessions go), the
+        agent dirs listed and their sessions roots, the workspace folders."""
         agent = self.config.agent_dir or paths.get_agent_dir()
-        roots = [str(agent), str(paths.sessions_root(agent)), *self.workspace_roots]
+        roots = [str(agent), str(paths.sessions_root(agent))]
+        for home in self.agent_homes():
+            roots.extend([home.data_dir, home.sessions_root])
+        roots.extend(self.workspace_roots)
         # Claude Code's and Codex's transcripts, read-only (features/sessions.py refuses
         # anything else under them).
         from sessiontree.core.sources.foreign import claude_root, codex_root

@@ -54,6 +54,9 @@ M.descriptions = {
   export = "Export the path to this entry (md, html or jsonl; redacted)",
   compare_mark = "Mark this entry for a comparison",
   compare = "Compare the marked entry with this one (a diff tab)",
+  restore = "Restore files to here: a preview first",
+  -- no default key (`u` in the restore preview, :SessionTree restore undo)
+  restore_undo = "Undo the last restore of this session",
 }
 
 --- Move the leaf to the entry under the cursor (the /tree flow: `session/navigate`).
@@ -111,6 +114,9 @@ local function set_label(state, row, label)
 end
 
 function M.label_set(state)
+  if require("sessiontree.agents").refuse_read_only(state, "labels") then
+    return -- refused before the label is asked for
+  end
   local row = row_or_warn(state)
   if not row then
     return
@@ -124,6 +130,9 @@ function M.label_set(state)
 end
 
 function M.label_clear(state)
+  if require("sessiontree.agents").refuse_read_only(state, "labels") then
+    return
+  end
   local row = row_or_warn(state)
   if row then
     set_label(state, row, nil)
@@ -187,6 +196,9 @@ end
 
 --- The /branch flow: a new session file holding the path up to this user message.
 function M.branch(state)
+  if require("sessiontree.agents").refuse_read_only(state, "branches") then
+    return
+  end
   local row = row_or_warn(state)
   if not row then
     return
@@ -360,7 +372,7 @@ function M.context_lines(ctx, from_id)
     tostring(ctx.mode or "none")
   ))
   local messages = ctx.llmMessages or ctx.messages or {}
-  table.insert(lines, ("%d messages"):format(#messages))
+  table.insert(lines, require("sessiontree.words").counted(#messages, "message"))
   for i, m in ipairs(messages) do
     table.insert(lines, "")
     table.insert(lines, ("## %d. %s"):format(i, m.role or "?"))
@@ -406,8 +418,10 @@ function M.back(state)
   end)
 end
 
+--- `R`: the same as `:SessionTree refresh` (one path: a search hit's view goes back to the
+--- session's own leaf there too).
 function M.refresh(state)
-  view().reload(state)
+  require("sessiontree").refresh(state)
 end
 
 function M.close(state)
@@ -463,6 +477,15 @@ end
 
 function M.compare(state)
   require("sessiontree.pictures").diff({ state = state })
+end
+
+--- Preview restoring the files to the entry under the cursor (|sessiontree-restore|).
+function M.restore(state)
+  require("sessiontree.restore").open({ state = state })
+end
+
+function M.restore_undo(state)
+  require("sessiontree.restore").undo({ state = state })
 end
 
 -- What the keys do while the sidebar shows a big session's provisional rows (still

@@ -45,6 +45,23 @@ function M.copy_resume(command, agent)
   return true
 end
 
+--- Refuse a change to another agent's session before asking anything (a label, a branch):
+--- says it is read-only and returns true; false for a session of pi's family.
+---@param state table
+---@param what string what was asked, e.g. "labels"
+---@return boolean refused
+function M.refuse_read_only(state, what)
+  if not state or not state.agent or state.agent == "pi" then
+    return false
+  end
+  local name = M.NAMES[state.agent] or state.agent
+  vim.notify(
+    ("sessiontree: this %s session is read-only: no %s here (resume it in %s)"):format(name, what, name),
+    vim.log.levels.WARN
+  )
+  return true
+end
+
 --- The sidebar's action `copy_resume` (and what `navigate` does on a read-only session).
 ---@param state table
 ---@return boolean handled true when the shown session is another agent's

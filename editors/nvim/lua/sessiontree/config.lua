@@ -16,7 +16,8 @@ M.defaults = {
   -- Extra environment for the daemon process (e.g. { PI_CODING_AGENT_DIR = "/path" }).
   cmd_env = nil,
   -- Sent as initializationOptions. nil values are omitted, so the daemon's defaults apply:
-  -- agent_dir: $PI_CODING_AGENT_DIR, else ~/.xcsh/agent
+  -- agent_dir: $PI_CODING_AGENT_DIR, else every agent dir of pi's family that exists is
+  --   listed (~/.xcsh/agent, ~/.pi/agent, ~/.omp/agent and its profiles; new sessions: ~/.xcsh/agent)
   -- allowed_roots: the agent dir, the sessions root and the workspace folder (the cwd)
   -- watch: follow files that other processes append to
   agent_dir = nil,
@@ -88,9 +89,24 @@ M.defaults = {
     ["c"] = "context",
     ["gl"] = "jump_leaf",
     ["u"] = "back",
+    -- restore the files to the entry under the cursor: a preview first (`:SessionTree restore`)
+    ["r"] = "restore",
     ["R"] = "refresh",
     ["q"] = "close",
     ["g?"] = "help",
+  },
+  restore = {
+    -- Buffer-local keymaps of the restore preview (`:SessionTree restore`): key -> action
+    -- name (see `:help sessiontree-restore`) or a function(buf); false disables one.
+    keymaps = {
+      ["a"] = "apply",
+      ["<CR>"] = "apply",
+      ["i"] = "include_unknown",
+      ["c"] = "conversation",
+      ["u"] = "undo",
+      ["q"] = "close",
+      ["g?"] = "help",
+    },
   },
 }
 
@@ -176,6 +192,7 @@ function M.validate(c)
     navigate = { c.navigate, "table" },
     preview = { c.preview, "table" },
     keymaps = { c.keymaps, "table" },
+    restore = { c.restore, "table" },
   })
   check("sidebar.", {
     position = { c.sidebar.position, one_of({ "left", "right" }), false, '"left" or "right"' },
@@ -204,21 +221,28 @@ function M.validate(c)
   })
   check("navigate.", { prompt_summary = { c.navigate.prompt_summary, "boolean" } })
   check("preview.", { style = { c.preview.style, one_of({ "float", "split" }), false, '"float" or "split"' } })
-  local actions = require("sessiontree.actions")
-  for key, action in pairs(c.keymaps) do
-    if type(key) ~= "string" then
-      error("sessiontree: invalid option keymaps: keys must be strings", 0)
+  local function check_keymaps(name, keymaps, descriptions)
+    if type(keymaps) ~= "table" then
+      error(("sessiontree: invalid option %s: expected a table"):format(name), 0)
     end
-    if not (action == false or type(action) == "function" or (type(action) == "string" and actions.descriptions[action] ~= nil)) then
-      error(
-        ("sessiontree: invalid option keymaps[%q]: expected an action name, a function or false, got %s"):format(
-          key,
-          vim.inspect(action)
-        ),
-        0
-      )
+    for key, action in pairs(keymaps) do
+      if type(key) ~= "string" then
+        error(("sessiontree: invalid option %s: keys must be strings"):format(name), 0)
+      end
+      if not (action == false or type(action) == "function" or (type(action) == "string" and descriptions[action] ~= nil)) then
+        error(
+          ("sessiontree: invalid option %s[%q]: expected an action name, a function or false, got %s"):format(
+            name,
+            key,
+            vim.inspect(action)
+          ),
+          0
+        )
+      end
     end
   end
+  check_keymaps("keymaps", c.keymaps, require("sessiontree.actions").descriptions)
+  check_keymaps("restore.keymaps", c.restore.keymaps, require("sessiontree.restore").descriptions)
 end
 
 -- Options whose default is nil, so they are absent from M.defaults but still known.

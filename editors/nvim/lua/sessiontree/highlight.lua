@@ -23,6 +23,11 @@ M.links = {
   SessionTreeFooter = "WinBar",
   SessionTreeFilter = "Type",
   SessionTreeSearch = "Search",
+  -- the restore preview (sessiontree.restore)
+  SessionTreeRestoreTitle = "Title",
+  SessionTreeRestoreWrite = "DiagnosticOk",
+  SessionTreeRestoreConflict = "DiagnosticWarn",
+  SessionTreeRestoreUnknown = "DiagnosticInfo",
 }
 
 function M.setup()

@@ -10,6 +10,8 @@
 ---   export(opts)           save the path to the cursor's entry (md|html|jsonl, redacted)
 ---   mark(), diff(opts)     compare two entries in a diff tab (sessiontree.pictures)
 ---   search(text, opts)     search every session; the chosen hit opens drawn from it
+---   restore(opts)          preview, then restore the files (and/or the conversation) to
+---                          an entry of any branch; restore_undo() (sessiontree.restore)
 ---   close(), refresh()
 ---   :SessionTree shared    other machines' sessions in the shared store (sessiontree.shared)
 
@@ -132,21 +134,36 @@ function M.sessions(opts)
       return notify_err(err, "list")
     end
     local sessions = result.sessions or {}
+    if type(result.hint) == "string" then
+      -- no agent directory of pi's family: the daemon says which it looked for (as the CLI does)
+      vim.notify("sessiontree: " .. result.hint .. " (set `agent_dir` in setup() to use another)", vim.log.levels.WARN)
+    end
     if #sessions == 0 then
       vim.notify("sessiontree: no sessions for " .. params.cwd, vim.log.levels.WARN)
       return
     end
+    -- several agents of pi's family listed (no agent_dir set): each says whose it is
+    local dialects = {}
+    for _, s in ipairs(sessions) do
+      if require("sessiontree.agents").agent_of(s) == "pi" and type(s.dialect) == "string" then
+        dialects[s.dialect] = true
+      end
+    end
+    local mixed = vim.tbl_count(dialects) > 1
     vim.ui.select(sessions, {
       prompt = "Session",
       kind = "sessiontree_session",
       format_item = function(s)
         local title = M.session_name(s):gsub("%s+", " ")
         local badge = require("sessiontree.agents").badge(s)
-        return ("%s  %s%s  (%d messages)"):format(
+        if badge == "" and mixed and type(s.dialect) == "string" then
+          badge = "[" .. s.dialect .. "] "
+        end
+        return ("%s  %s%s  (%s)"):format(
           (s.modified or ""):sub(1, 16),
           badge,
           title:sub(1, 80),
-          s.messageCount or 0
+          require("sessiontree.words").counted(s.messageCount or 0, "message")
         )
       end,
     }, function(choice)
@@ -240,8 +257,11 @@ function M.close()
   view().close()
 end
 
-function M.refresh()
-  local state = view().get()
+--- Reload the sidebar's rows (the current tab page's, or `state`'s): `:SessionTree refresh` and
+--- the sidebar's `R`. A view drawn from a search hit goes back to the session's own leaf.
+---@param state? table
+function M.refresh(state)
+  state = state or view().get()
   if state then
     if state.focus_id then
       -- back from a search hit's branch to the session's own leaf
@@ -316,7 +336,32 @@ M.subcommands = {
   search = function(args)
     M.search(table.concat(args, " "))
   end,
+  -- :SessionTree restore [ID] [files|conversation|both] [include-unknown] | restore undo
+  restore = function(args)
+    if args[1] == "undo" then
+      return M.restore_undo()
+    end
+    local opts = {}
+    for _, a in ipairs(args) do
+      if vim.tbl_contains(require("sessiontree.restore").PARTS, a) then
+        opts.part = a
+      elseif a == "include-unknown" then
+        opts.include_unknown = true
+      else
+        opts.id = a
+      end
+    end
+    M.restore(opts)
+  end,
 }
+
+--- See sessiontree.restore.
+function M.restore(opts)
+  return require("sessiontree.restore").open(opts)
+end
+function M.restore_undo(opts)
+  return require("sessiontree.restore").undo(opts)
+end
 
 --- See sessiontree.pictures.
 function M.export(opts)
@@ -363,6 +408,10 @@ function M.complete(arglead, cmdline)
     return vim.tbl_filter(function(n)
       return n:find(arglead, 1, true) == 1
     end, { "md", "html", "jsonl", "subtree", "dry-run", "no-redact", "redact" })
+  elseif words[2] == "restore" then
+    return vim.tbl_filter(function(n)
+      return n:find(arglead, 1, true) == 1
+    end, { "undo", "files", "conversation", "both", "include-unknown" })
   elseif words[2] == "sessions" then
     return vim.tbl_filter(function(n)
       return n:find(arglead, 1, true) == 1

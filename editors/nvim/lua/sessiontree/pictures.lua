@@ -70,7 +70,7 @@ function M.report(r, where)
   end
   local red = not r.redacted and "not redacted"
     or (#parts > 0 and ("redacted: " .. table.concat(parts, ", ")) or "redaction found nothing")
-  return ("sessiontree: exported %d entries to %s (%s)"):format(r.entries, where, red)
+  return ("sessiontree: exported %s to %s (%s)"):format(require("sessiontree.words").counted(r.entries, "entry"), where, red)
 end
 
 --- Export the path to the entry under the cursor (opts.subtree: its subtree).
@@ -99,7 +99,9 @@ function M.export(opts)
       return notify_err(err, "export")
     end
     if opts.dry_run then
-      local lines = { ("# Would redact %d in %d entries"):format(#(result.findings or {}), result.entries) }
+      local lines = {
+        ("# Would redact %d in %s"):format(#(result.findings or {}), require("sessiontree.words").counted(result.entries, "entry")),
+      }
       for _, f in ipairs(result.findings or {}) do
         table.insert(lines, ("- %s in entry %s: %s"):format(f.pattern, f.entryId or "-", f.preview))
       end

@@ -18,9 +18,16 @@ M.limit = 50
 local ROLE = { user = "user", assistant = "asst", tool = "tool", other = "    " }
 
 --- One line of a hit: time, role, the snippet with its matched words in «», the session.
+--- opts.marks = false leaves the «» out (Telescope highlights the words typed itself: both
+--- would show).
 ---@param hit table
+---@param opts? {marks?: boolean}
 ---@return string
-function M.format_hit(hit)
+function M.format_hit(hit, opts)
+  local open, close = "«", "»"
+  if opts and opts.marks == false then
+    open, close = "", ""
+  end
   local snippet = hit.snippet or ""
   local out, pos = {}, 0
   -- highlights are code point ranges: convert through vim.str_byteindex
@@ -29,7 +36,7 @@ function M.format_hit(hit)
     local b = vim.str_byteindex(snippet, "utf-32", r[2], false)
     if a >= pos then
       table.insert(out, snippet:sub(pos + 1, a))
-      table.insert(out, "«" .. snippet:sub(a + 1, b) .. "»")
+      table.insert(out, open .. snippet:sub(a + 1, b) .. close)
       pos = b
     end
   end
@@ -92,7 +99,7 @@ local function pick_with_telescope(initial, opts)
           return result and result.hits or {}
         end,
         entry_maker = function(hit)
-          local line = M.format_hit(hit)
+          local line = M.format_hit(hit, { marks = false })
           return { value = hit, display = line, ordinal = line }
         end,
       }),

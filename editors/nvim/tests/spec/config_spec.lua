@@ -90,6 +90,7 @@ describe(":SessionTree", function()
       "mark",
       "open",
       "refresh",
+      "restore",
       "search",
       "sessions",
       "shared",

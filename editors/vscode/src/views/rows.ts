@@ -16,6 +16,11 @@
  * level, a filter leaves out the rows between). That is the rule of tree_art.py (art up to 8
  * cells in full, deeper rows behind a depth marker), so every front end shows the same thing. Search results are shown flat: matches from many
  * depths would otherwise form a staircase.
+ *
+ * A branch whose first row the filter hides (a tool result in `no-tools`, an assistant message
+ * without text) would leave its rows at a depth shared with the next branch's, so two branches
+ * would read as one list: the daemon names the depth of that hidden row on the first visible
+ * row under it (`headDepth`, core/view/marks.py), and that row nests there, standing for it.
  */
 import type { Row } from '../protocol';
 
@@ -64,7 +69,8 @@ export function nestRows(rows: readonly Row[], options: NestOptions = {}): Neste
   const stack: RowNode[] = [];
   for (const row of rows) {
     const node: RowNode = { row, parent: undefined, children: [], containsActive: row.onActivePath, level: 0 };
-    while (stack.length > 0 && stack[stack.length - 1].row.depth >= row.depth) {
+    const depth = nestDepth(row);
+    while (stack.length > 0 && nestDepth(stack[stack.length - 1].row) >= depth) {
       stack.pop();
     }
     // Beyond the deepest level a row becomes the sibling of the row at that level.
@@ -95,6 +101,22 @@ export function nestRows(rows: readonly Row[], options: NestOptions = {}): Neste
     }
   }
   return { roots, byId };
+}
+
+/** The depth a row nests at: that of the hidden first row of a branch it stands for, else its own. */
+export function nestDepth(row: Pick<Row, 'depth' | 'headDepth'>): number {
+  return row.headDepth ?? row.depth;
+}
+
+/** Whether a row carries the leaf marker (the leaf, or the row that stands for a hidden leaf). */
+export function marksLeaf(row: Pick<Row, 'isLeaf' | 'marksLeaf'>): boolean {
+  // an older daemon sends no marksLeaf: its leaf row marks the leaf
+  return row.marksLeaf ?? row.isLeaf;
+}
+
+/** What the row that marks the leaf says of it: `leaf: TEXT` for a leaf the filter hides. */
+export function leafNote(row: Pick<Row, 'hiddenLeaf'>): string | undefined {
+  return row.hiddenLeaf !== undefined ? `leaf: ${row.hiddenLeaf}` : undefined;
 }
 
 /**
@@ -176,7 +198,7 @@ export function rowContextValue(row: Row): string {
   if (row.label) {
     flags.push('labeled');
   }
-  if (row.isLeaf) {
+  if (marksLeaf(row)) {
     flags.push('leaf');
   }
   if (row.onActivePath) {

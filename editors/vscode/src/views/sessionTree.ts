@@ -16,7 +16,8 @@ import {
   previewParams,
   requestPreview,
 } from './preview';
-import { formatAge, iconForRow, LEAF_ICON, nestRows, type RowNode, rowContextValue, rowLabel } from './rows';
+import { formatAge, iconForRow, LEAF_ICON, leafNote, marksLeaf, nestRows, type RowNode, rowContextValue, rowLabel } from './rows';
+import { counted } from '../words';
 
 /**
  * A "Load more…" element: a gap of `hidden` rows starting at row `offset` that has not been
@@ -138,6 +139,10 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
   private timer: ReturnType<typeof setTimeout> | undefined;
   private clearTimer: ReturnType<typeof setTimeout> | undefined;
   private loading: Promise<void> = Promise.resolve();
+  /** Changes of the top rows announced, and the count VS Code last asked for them at (`whenTaken`). */
+  private announced = 0;
+  private taken = 0;
+  private takenWaiters: Array<() => void> = [];
   private readonly disposables: vscode.Disposable[] = [];
   private readonly options: SessionTreeOptions;
   private shownKey: string | undefined;
@@ -298,6 +303,31 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
   /** Waits for the load in flight (tests and commands that need fresh rows). */
   whenIdle(): Promise<void> {
     return this.loading;
+  }
+
+  /**
+   * Resolves once VS Code has asked for the top rows announced last. VS Code takes a change of
+   * a tree's rows up to 200 ms after it is announced (its extension host gathers them): a
+   * reveal before that lands on the rows drawn before, and the new rows then come in under a
+   * scroll position made for the old ones (the leaf was out of view after a filter change, now
+   * and then). A view that is not shown asks for nothing: `maxMs` at most.
+   */
+  whenTaken(maxMs = 2000): Promise<void> {
+    if (this.taken === this.announced) {
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, maxMs);
+      this.takenWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private announce(): void {
+    this.announced++;
+    this.changeEmitter.fire();
   }
 
   /** Refreshes after `debounceMs`, folding a burst of notifications into one request. */
@@ -538,7 +568,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
       clearTimeout(this.clearTimer);
       this.clearTimer = undefined;
     }
-    this.changeEmitter.fire();
+    this.announce();
   }
 
   /** Clears the rows drawn of another session unless new rows come within `clearAfterMs`. */
@@ -548,7 +578,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     }
     this.clearTimer = setTimeout(() => {
       this.clearTimer = undefined;
-      this.changeEmitter.fire();
+      this.announce();
     }, this.options.clearAfterMs);
   }
 
@@ -619,6 +649,12 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     if (element) {
       return element.children;
     }
+    if (this.taken !== this.announced) {
+      this.taken = this.announced;
+      for (const waiter of this.takenWaiters.splice(0)) {
+        waiter();
+      }
+    }
     return this.topLevel;
   }
 
@@ -632,7 +668,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     }
     if (element instanceof LoadMoreElement) {
       const item = new vscode.TreeItem(
-        `Load more… (${element.hidden} of ${element.total} rows not shown)`,
+        `Load more… (${element.hidden} of ${counted(element.total, 'row')} not shown)`,
         vscode.TreeItemCollapsibleState.None,
       );
       item.id = `sessiontree.loadMore.${element.offset}`;
@@ -648,12 +684,17 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
         : element.containsActive
           ? vscode.TreeItemCollapsibleState.Expanded
           : vscode.TreeItemCollapsibleState.Collapsed;
-    const text = rowLabel(row) || `[${row.type}]`;
+    // the daemon gives every row its text (an unknown entry type too: `[future entry]`)
+    const text = rowLabel(row);
     const item = new vscode.TreeItem(element.marker ? `${element.marker} ${text}` : text, state);
     item.id = row.id;
     const age = formatAge(row.timestamp, this.options.now());
     const desc: string[] = [];
-    if (row.isLeaf) {
+    const leaf = marksLeaf(row);
+    const note = leafNote(row);
+    if (note !== undefined) {
+      desc.push(note); // the leaf is hidden by the filter: this row stands for it
+    } else if (leaf) {
       desc.push('current');
     } else if (row.onActivePath) {
       desc.push('•');
@@ -664,13 +705,13 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeElement>
     item.description = desc.join(' ');
     // The leaf is marked by its icon, at the start of the row, where a long text cannot push
     // it out of sight (the description after the text is cut first).
-    item.iconPath = row.isLeaf
+    item.iconPath = leaf
       ? new vscode.ThemeIcon(LEAF_ICON, new vscode.ThemeColor('charts.green'))
       : new vscode.ThemeIcon(iconForRow(row), row.onActivePath ? new vscode.ThemeColor('charts.blue') : undefined);
     item.contextValue = element.preview ? PREVIEW_CONTEXT : rowContextValue(row);
     // a screen reader says which rows are a preview (a big session still opening)
     item.accessibilityInformation = {
-      label: `${element.preview ? 'preview, ' : ''}${row.onActivePath ? 'active path, ' : ''}${row.isLeaf ? 'current leaf, ' : ''}${rowLabel(row)}`,
+      label: `${element.preview ? 'preview, ' : ''}${row.onActivePath ? 'active path, ' : ''}${leaf ? (note !== undefined ? `${note}, ` : 'current leaf, ') : ''}${rowLabel(row)}`,
     };
     return item;
   }

@@ -5,6 +5,7 @@ import type { Daemon, SessionInfo } from '../protocol';
 import type { CurrentSession } from '../session';
 import { formatAge } from './rows';
 import { type AgentFilter, agentBadge, agentIcon, agentName, agentOf } from '../agents';
+import { counted } from '../words';
 
 /** Options of the provider, injectable for tests. */
 export interface SessionsOptions {
@@ -54,6 +55,15 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
   private cache: SessionInfo[] | undefined;
   private showAllProjects = false;
   private agents: AgentFilter = 'all';
+  private hintText: string | undefined;
+  private mixedDialects = false;
+  private readonly hintEmitter = new vscode.EventEmitter<string | undefined>();
+  /**
+   * Fires with the daemon's `hint` when it changes: why no session of pi's family can be listed
+   * (no agent directory exists; it names the ones looked in). The view shows it as its message,
+   * beside what is listed (another agent's sessions), as the CLI prints it on stderr.
+   */
+  readonly onDidChangeHint = this.hintEmitter.event;
 
   constructor(
     private readonly daemon: Daemon,
@@ -101,26 +111,36 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
     }, this.options.debounceMs);
   }
 
+  /** The daemon's note of why no session of pi's family can be listed, if it sent one. */
+  get hint(): string | undefined {
+    return this.hintText;
+  }
+
   /** Fetches the list (workspace folders, or all projects when toggled or without folders). */
   async fetch(): Promise<SessionInfo[]> {
     const folders = this.options.folders();
     const limit = this.options.limit;
+    type Listed = { sessions: SessionInfo[]; hint?: string };
+    let answers: Listed[];
     if (this.showAllProjects || folders.length === 0) {
-      const res = await this.daemon.request<{ sessions: SessionInfo[] }>(Method.list, {
-        all: true,
-        limit,
-        ...this.agentParam(),
-      });
-      return mergeSessions([res.sessions]);
+      answers = [await this.daemon.request<Listed>(Method.list, { all: true, limit, ...this.agentParam() })];
+    } else {
+      answers = await Promise.all(
+        folders.map((cwd) => this.daemon.request<Listed>(Method.list, { cwd, limit, ...this.agentParam() })),
+      );
     }
-    const lists = await Promise.all(
-      folders.map((cwd) =>
-        this.daemon
-          .request<{ sessions: SessionInfo[] }>(Method.list, { cwd, limit, ...this.agentParam() })
-          .then((r) => r.sessions),
-      ),
-    );
-    return mergeSessions(lists);
+    this.setHint(answers.find((a) => a.hint)?.hint);
+    const merged = mergeSessions(answers.map((a) => a.sessions));
+    // several agents of pi's family listed (no agent dir set): each row says whose it is
+    this.mixedDialects = new Set(merged.filter((s) => agentOf(s) === 'pi').map((s) => s.dialect ?? '')).size > 1;
+    return merged;
+  }
+
+  private setHint(hint: string | undefined): void {
+    if (hint !== this.hintText) {
+      this.hintText = hint;
+      this.hintEmitter.fire(hint);
+    }
   }
 
   private agentParam(): { agent?: AgentFilter } {
@@ -150,9 +170,9 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
     const item = new vscode.TreeItem(sessionLabel(s), vscode.TreeItemCollapsibleState.None);
     item.id = s.path;
     const age = formatAge(s.modified, this.options.now());
-    const count = `${s.messageCount} msg${s.messageCount === 1 ? '' : 's'}`;
+    const count = counted(s.messageCount, 'msg');
     const project = s.cwd.split(/[\\/]/).filter(Boolean).pop() ?? s.cwd;
-    const badge = agentBadge(s);
+    const badge = agentBadge(s) || (this.mixedDialects && s.dialect ? `${s.dialect} · ` : '');
     item.description = badge + (this.showAllProjects ? `${count} · ${age} · ${project}` : `${count} · ${age}`);
     const isCurrent = this.current.value?.path === s.path;
     item.iconPath = new vscode.ThemeIcon(
@@ -188,6 +208,7 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
       d.dispose();
     }
     this.emitter.dispose();
+    this.hintEmitter.dispose();
   }
 }
 

@@ -9,6 +9,7 @@ import * as vscode from 'vscode';
 import type { Daemon, SessionInfo } from '../protocol';
 import { formatAge } from './rows';
 import { sessionLabel } from './sessions';
+import { counted } from '../words';
 
 export const SharedMethod = { list: 'session/list', openShared: 'session/openShared' } as const;
 export const SharedCommand = { open: 'sessiontree.shared.open', refresh: 'sessiontree.shared.refresh' } as const;
@@ -134,7 +135,7 @@ export class SharedSessionsProvider implements vscode.TreeDataProvider<SharedNod
     item.id = `shared:${s.id}`;
     const project = s.cwd.split(/[\\/]/).filter(Boolean).pop() ?? s.cwd;
     item.description = `${s.user ?? '?'} · ${project} · ${formatAge(s.modified, this.now())}`;
-    item.tooltip = `${sessionLabel(s)}\n\n${s.messageCount} entries · ${s.user ?? '?'}@${s.machine ?? '?'}\ncwd: ${s.cwd}\nid: ${s.id}`;
+    item.tooltip = `${sessionLabel(s)}\n\n${counted(s.messageCount, 'entry')} · ${s.user ?? '?'}@${s.machine ?? '?'}\ncwd: ${s.cwd}\nid: ${s.id}`;
     item.iconPath = new vscode.ThemeIcon('cloud');
     item.contextValue = 'shared;session';
     item.command = { command: SharedCommand.open, title: 'Open Shared Session', arguments: [s] };

@@ -107,6 +107,25 @@ function prepare() {
     // daemon's indexing of listed sessions ahead is tested in tests/e2e/test_preindex.py
     'sessiontree.preindex': 0,
   });
+  // The sessions every front end is compared on (tests/fixtures/face): in the workspace to open,
+  // and oh-my-pi's and pi's files as their agents keep them for another project, to list by name.
+  const face = path.join(repoRoot, 'tests', 'fixtures', 'face');
+  fs.mkdirSync(path.join(ws, 'face'), { recursive: true });
+  for (const name of fs.readdirSync(face).filter((n) => n.endsWith('.jsonl'))) {
+    fs.copyFileSync(path.join(face, name), path.join(ws, 'face', name));
+  }
+  const faceProject = path.join(tmp, 'face-project');
+  fs.mkdirSync(faceProject, { recursive: true });
+  const faceDir = path.join(agent, 'sessions', h.encodeCwd(faceProject, env.HOME));
+  fs.mkdirSync(faceDir, { recursive: true });
+  for (const name of ['omp18', 'pi16']) {
+    const lines = fs.readFileSync(path.join(face, `${name}.jsonl`), 'utf8').split('\n');
+    const at = lines[0].startsWith('{"type":"title"') ? 1 : 0; // omp's title slot stays as it is
+    const header = JSON.parse(lines[at]);
+    header.cwd = faceProject;
+    lines[at] = JSON.stringify(header);
+    fs.writeFileSync(path.join(faceDir, `2026-03-01T09-00-00-000Z_${name}.jsonl`), lines.join('\n'));
+  }
   if (looking.v1) {
     looking.agentBefore = snapshot(agent);
   }
@@ -122,6 +141,14 @@ function prepare() {
   others.codexDir = path.join(env.HOME, '.codex');
   others.before = { claude: snapshot(others.claudeDir), codex: snapshot(others.codexDir) };
   fs.writeFileSync(path.join(e2eDir, 'others.json'), JSON.stringify(others));
+  // A real git working tree whose files a session's tool calls changed on two branches, with
+  // the person's own edits since (tests/checkpoint_scenario.py), for the restore tests.
+  const scenario = execFileSync(
+    fs.existsSync(venvPy) ? venvPy : 'python3',
+    [path.join(repoRoot, 'tests', 'checkpoint_scenario.py'), path.join(ws, 'restore-demo')],
+    { encoding: 'utf8', env },
+  );
+  fs.writeFileSync(path.join(e2eDir, 'restore.json'), scenario);
   return { tmp, ws, agent, env };
 }
 
@@ -372,6 +399,57 @@ async function main() {
           }
           ack(data.token, seen);
         }
+      } else if (kind === 'CONTEXTMENU') {
+        // a right click on the row of a view whose label is exactly data.label, then a click on
+        // the context menu's item data.item
+        const row = rowOf(data.pane, data.label);
+        await row.waitFor({ state: 'visible', timeout: 15000 });
+        await row.click({ button: 'right' });
+        const item = page.locator('.monaco-menu .action-item .action-label', { hasText: data.item }).first();
+        await item.waitFor({ state: 'visible', timeout: 10000 });
+        // the menu acts on the item under the pointer with Enter as with a click (a click
+        // right after the menu opened is taken for the end of the opening click)
+        await item.hover();
+        await page.waitForTimeout(200);
+        await page.keyboard.press('Enter');
+        ack(data.token);
+      } else if (kind === 'QUICKPICK') {
+        // the quick pick shown: its title and rows as drawn (once a row shows data.waitText)
+        const widget = page.locator('.quick-input-widget');
+        await widget.waitFor({ state: 'visible', timeout: 15000 });
+        if (data.waitText) {
+          await widget.locator('.monaco-list-row', { hasText: data.waitText }).first().waitFor({ state: 'visible', timeout: 15000 });
+        }
+        if (data.screenshot) {
+          await page.waitForTimeout(700);
+          await page.screenshot({ path: path.join(artifacts, `${data.screenshot}.png`) });
+        }
+        const title = (await widget.locator('.quick-input-title').innerText().catch(() => '')).trim();
+        const rows = (await widget.locator('.monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+        ack(data.token, { title, rows });
+      } else if (kind === 'PICK') {
+        // a click on the quick pick's row that shows data.text (a click accepts it)
+        const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: data.text }).first();
+        await row.waitFor({ state: 'visible', timeout: 15000 });
+        await row.click();
+        ack(data.token);
+      } else if (kind === 'KEY') {
+        await page.keyboard.press(data.key);
+        ack(data.token);
+      } else if (kind === 'NOTIFICATION') {
+        // a notification that says data.text: its message, then a click on its button
+        // data.button. With the smoke-test driver VS Code shows no toasts: the suite opens the
+        // notification center (notifications.showList), where the same item has the same buttons.
+        const item = page.locator('.notification-list-item', { hasText: data.text }).first();
+        await item.waitFor({ state: 'visible', timeout: 15000 });
+        const message = (await item.locator('.notification-list-item-message').innerText()).trim();
+        if (data.screenshot) {
+          await page.waitForTimeout(500);
+          await page.screenshot({ path: path.join(artifacts, `${data.screenshot}.png`) });
+        }
+        await item.hover();
+        await item.locator('.monaco-button', { hasText: data.button }).first().click();
+        ack(data.token, { message });
       } else if (kind === 'PAGESHOT') {
         if (data.waitText) {
           await page.getByText(data.waitText, { exact: false }).first().waitFor({ state: 'visible', timeout: 15000 }).catch(() => undefined);
@@ -381,6 +459,9 @@ async function main() {
         ack(data.token);
       } else if (kind === 'SCREENSHOT') {
         const bar = await widen();
+        // the pointer off the views: a hover left by an earlier click shows its tooltip
+        const size = page.viewportSize();
+        if (size) await page.mouse.move(size.width - 20, Math.floor(size.height / 2));
         await page.waitForTimeout(700);
         const name = data.name || 'vscode-sidebar';
         await bar.screenshot({ path: path.join(artifacts, `${name}.png`) });
@@ -426,7 +507,11 @@ async function main() {
         } catch {
           return;
         }
-        handle(kind, data).catch((err) => problems.push(`driver ${kind}: ${err.message}`));
+        handle(kind, data).catch((err) => {
+          problems.push(`driver ${kind}: ${err.message}`);
+          // what the window showed when the driver gave up
+          page.screenshot({ path: path.join(artifacts, `e2e-failed-${kind.toLowerCase()}.png`) }).catch(() => undefined);
+        });
       }
     });
     await page.goto(url);

@@ -139,3 +139,32 @@ test("the depth marker is the daemon's, or made the same way from depth", () => 
   assert.equal(depthMarker({ depth: 12 }), '‹12›');
   assert.equal(depthMarker({ depth: 12, shortPrefix: null }), '‹12›');
 });
+
+test('a row that stands for a hidden branch head nests at its depth: two branches stay two', () => {
+  // u0 branches into two tool results the filter hides (no-tools); their first visible rows
+  // draw their connectors (headDepth 1), the rest of each branch keeps depth 2
+  const rows = [
+    row('u0', null, 0, { onActivePath: true }),
+    row('a1', 'r1', 2, { prefix: '├─    ', headDepth: 1, onActivePath: true }),
+    row('a2', 'a1', 2, { prefix: '│     ', onActivePath: true, marksLeaf: true, isLeaf: true }),
+    row('b1', 'r2', 2, { prefix: '└─    ', headDepth: 1 }),
+    row('b2', 'b1', 2, { prefix: '      ' }),
+  ];
+  const { roots, byId } = nestRows(rows);
+  assert.deepEqual(ids(roots), ['u0']);
+  assert.deepEqual(ids(byId.get('u0').children), ['a1', 'b1']);
+  assert.deepEqual(ids(byId.get('a1').children), ['a2']);
+  assert.deepEqual(ids(byId.get('b1').children), ['b2']);
+  // without headDepth (an older daemon) they were one list under u0
+  const flat = nestRows(rows.map(({ headDepth, ...r }) => r));
+  assert.deepEqual(ids(flat.byId.get('u0').children), ['a1', 'a2', 'b1', 'b2']);
+});
+
+test('the leaf marker follows marksLeaf, and a hidden leaf is named', () => {
+  const { marksLeaf, leafNote } = require('../../out/views/rows');
+  assert.equal(marksLeaf(row('x', null, 0, { isLeaf: false, marksLeaf: true, hiddenLeaf: '[model: a/b]' })), true);
+  assert.equal(marksLeaf(row('x', null, 0, { isLeaf: true })), true, 'an older daemon: isLeaf');
+  assert.equal(leafNote(row('x', null, 0, { hiddenLeaf: '[model: a/b]' })), 'leaf: [model: a/b]');
+  assert.equal(leafNote(row('x', null, 0)), undefined);
+  assert.equal(rowContextValue(row('x', null, 0, { marksLeaf: true, onActivePath: true })), 'entry;user;leaf;active');
+});

@@ -40,9 +40,11 @@ function setup() {
   return { daemon, current, tree, revealed, disposables };
 }
 
-test('a hit is shown with its snippet marked, role, time, branch, labels and session', () => {
+test('a hit is shown with its snippet, role, time, branch, labels and session', () => {
   const [item] = hitItems([hit()]);
-  assert.equal(item.label, '$(hubot) the «romeo» «widget» spins');
+  // no «» in the label: the quick pick bolds the words typed itself (both showed before)
+  assert.equal(item.label, '$(hubot) the romeo widget spins');
+  assert.equal(markedSnippet(hit()), 'the «romeo» «widget» spins');
   assert.equal(item.description, 'assistant · 2026-03-01 12:34 · other branch · [checkpoint]');
   assert.equal(item.detail, 'Other session — /w/p');
   assert.equal(markedSnippet({ snippet: 'x'.repeat(300) + ' word', highlights: [[301, 305]] }, 40).startsWith('…'), true);

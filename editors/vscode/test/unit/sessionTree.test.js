@@ -362,3 +362,25 @@ test('the view message is set only when it changes (a set holds the next rows ba
   set(undefined);
   assert.deepEqual(sets, ['Loading… · filter: all', undefined]);
 });
+
+test('whenTaken waits until VS Code has asked for the rows announced last (a reveal before lands on the old rows)', async () => {
+  const { current, tree } = setup(makeRows(4));
+  const heard = [];
+  tree.onDidChangeTreeData(() => heard.push('changed'));
+  await current.open('/s/a.jsonl');
+  await tree.whenIdle();
+  assert.ok(heard.length > 0);
+  let taken = false;
+  const waiting = tree.whenTaken(60000).then(() => {
+    taken = true;
+  });
+  await tick(20);
+  assert.equal(taken, false, 'VS Code has not asked yet');
+  tree.getChildren(); // what VS Code does once it takes the change
+  await waiting;
+  assert.equal(taken, true);
+  await tree.whenTaken(60000); // nothing announced since: at once
+  // a view VS Code does not show asks for nothing: the wait still ends (at its bound)
+  await tree.setFilter('all');
+  await tree.whenTaken(30);
+});

@@ -66,3 +66,41 @@ test('session/didChangeList refreshes the list (debounced)', async () => {
   assert.equal(fired, 1);
   assert.equal((await provider.getChildren()).length, 2);
 });
+
+test("the daemon's hint (no agent directory of pi's family) is announced, and goes when one appears", async () => {
+  let hint = 'no agent directory at /h/.xcsh/agent (the default, and no /h/.pi/agent or /h/.omp/agent either; set $PI_CODING_AGENT_DIR to use another)';
+  const daemon = new FakeDaemon({ 'session/list': () => ({ sessions: [info('/claude/x', '2026-01-01T00:00:00Z', { agent: 'claude' })], ...(hint ? { hint } : {}) }) });
+  const provider = new SessionsProvider(daemon, new CurrentSession(daemon), { folders: () => ['/w'], debounceMs: 5 });
+  const heard = [];
+  provider.onDidChangeHint((h) => heard.push(h));
+  assert.equal((await provider.getChildren()).length, 1, 'the other agents are still listed');
+  assert.equal(provider.hint, hint);
+  hint = undefined;
+  provider.refresh();
+  await provider.getChildren();
+  assert.deepEqual(heard, [heard[0], undefined]);
+  assert.ok(heard[0].includes('.pi/agent'));
+});
+
+test("a list of several agents of pi's family says whose each session is", async () => {
+  const daemon = new FakeDaemon({
+    'session/list': () => ({
+      sessions: [info('/omp', '2026-01-02T00:00:00Z', { dialect: 'omp' }), info('/pi', '2026-01-01T00:00:00Z', { dialect: 'pi' })],
+    }),
+  });
+  const provider = new SessionsProvider(daemon, new CurrentSession(daemon), { folders: () => ['/w'], now: () => Date.parse('2026-01-03T00:00:00Z') });
+  const [omp, pi] = await provider.getChildren();
+  assert.match(provider.getTreeItem(omp).description, /^omp · 3 msgs/);
+  assert.match(provider.getTreeItem(pi).description, /^pi · 3 msgs/);
+  const one = new FakeDaemon({ 'session/list': () => ({ sessions: [info('/pi', '2026-01-01T00:00:00Z', { dialect: 'pi' })] }) });
+  const alone = new SessionsProvider(one, new CurrentSession(one), { folders: () => ['/w'], now: () => Date.parse('2026-01-03T00:00:00Z') });
+  const [only] = await alone.getChildren();
+  assert.match(alone.getTreeItem(only).description, /^3 msgs/, 'one agent: no badge');
+});
+
+test('counts say 1 msg, 2 msgs', async () => {
+  const daemon = new FakeDaemon({ 'session/list': () => ({ sessions: [info('/a', '2026-01-01T00:00:00Z', { messageCount: 1 })] }) });
+  const provider = new SessionsProvider(daemon, new CurrentSession(daemon), { folders: () => ['/w'], now: () => Date.parse('2026-01-01T01:00:00Z') });
+  const [s] = await provider.getChildren();
+  assert.ok(provider.getTreeItem(s).description.startsWith('1 msg ·'), provider.getTreeItem(s).description);
+});

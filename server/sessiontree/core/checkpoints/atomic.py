@@ -39,27 +39,13 @@ def tmp_prefix(path: str) -> str:
 def write_atomic(path: str, data: bytes, mode: int = 0o600) -> None:
     """``data`` as ``path`` with ``mode``: a temporary file beside it, fsynced, renamed over
     it, the directory fsynced; a reader sees the old file or the new one, never a part."""
-    d = os.path.dirname(path) or "."
-    tmp = os.path.join(d, f"{tmp_prefix(path)}{os.getpid()}-{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-    try:
-        os.fchmod(fd, mode)
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        os.unlink(tmp)
-        raise
-    os.close(fd)
+    tmp = _write_temp(path, data, mode)
     try:
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
-    fsync_dir(d)
+    fsync_dir(os.path.dirname(path) or ".")
 
 
 #: fsync calls made at once: the file system commits them together, so many files cost

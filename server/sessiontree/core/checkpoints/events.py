@@ -12,6 +12,7 @@ cache.
 
 from __future__ import annotations
 
+import re
 import threading
 import weakref
 from collections.abc import Mapping
@@ -38,6 +39,13 @@ _DETAIL_KEYS = (
     "resolvedPath",
 )
 _BACKUPS = "claude:file-history-snapshot"
+#: A call of one of `_TOOLS` in an assistant message's raw line (any JSON spacing); a line
+#: without one calls nothing the replay reads, whatever else it holds.
+_TOOL_NAME = re.compile(
+    rb'"name"\s*:\s*"(?:'
+    + b"|".join(re.escape(n.encode()) for n in sorted(_TOOLS, key=len, reverse=True))
+    + rb')"'
+)
 
 
 class _Cache:
@@ -91,11 +99,29 @@ def _result(e: Mapping[str, Any], name: str) -> dict[str, Any] | None:
     return {"type": "message", "id": e.get("id"), "message": small}
 
 
+def _with_file_calls(index: Any, events: dict[str, Any], assistants: list[Any]) -> list[Any]:
+    """The assistant messages of ``assistants`` whose line may call a tool the replay reads
+    (`_TOOLS`): their raw lines are looked at without parsing them (most calls of a long
+    session search or list, which change no file), and the others noted as holding none."""
+    raw_loader = getattr(index, "raw_loader", None)
+    backed = [sk for sk in assistants if sk.offset >= 0]
+    if raw_loader is None or not backed:
+        return assistants
+    keep = [sk for sk in assistants if sk.offset < 0]  # held in memory: read as they are
+    for sk, line in raw_loader(sorted(backed, key=lambda k: k.offset)):
+        if _TOOL_NAME.search(line) is None:
+            events[sk.id] = None
+        else:
+            keep.append(sk)
+    return keep
+
+
 def _fill(index: Any, cache: _Cache, sks: list[Any]) -> None:
     """Read the entries of ``sks`` (in path order) the cache does not hold yet."""
     events = cache.events
     assistants = [sk for sk in sks if sk.call_ids and sk.id not in events]
     if assistants:
+        assistants = _with_file_calls(index, events, assistants)
         for sk, e in zip(assistants, index.entries_bulk(assistants), strict=True):
             events[sk.id] = _assistant(e, cache)
     calls = cache.calls

@@ -74,6 +74,9 @@ class FilePlan:
     real: str | None = None
     """The resolved path written (None when outside every root)."""
     new: bytes | None = field(default=None, repr=False)
+    shown: str | None = field(default=None, repr=False)
+    """The text ``diff`` leads to: what the restore writes, or for a conflict the merged text
+    with its markers (None: deleted, or nothing to show). A diff editor's second side."""
 
     @property
     def writes(self) -> bool:
@@ -243,13 +246,13 @@ def _decide(
             1,
         )
         merged = merge3("", disk, t)
-        fp.diff = unified_diff(disk, merged.text, fp.display)
+        fp.diff, fp.shown = unified_diff(disk, merged.text, fp.display), merged.text
         return None
     merged = merge3(b, disk, t)
     if merged.conflicts:
         fp.status, fp.conflicts = "conflict", merged.conflicts
         fp.reason = "your changes and the restore touch the same lines"
-        fp.diff = unified_diff(disk, merged.text, fp.display)
+        fp.diff, fp.shown = unified_diff(disk, merged.text, fp.display), merged.text
         return None
     fp.status = "unchanged" if merged.text == disk else "change"
     if b != disk and fp.status == "change":
@@ -344,7 +347,7 @@ def plan_restore(
         if fp.writes:
             fp.new = text.encode("utf-8") if text is not None else None
             fp.hash_after = sha256(fp.new) if fp.new is not None else None
-            fp.diff = unified_diff(disk, text, fp.display)
+            fp.diff, fp.shown = unified_diff(disk, text, fp.display), text
         files.append(fp)
     commands = [(eid, cmd) for pos, eid, cmd in base_rp.commands if pos > anc]
     if not on_base_path:

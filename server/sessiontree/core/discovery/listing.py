@@ -30,6 +30,7 @@ from ..format.jsonl import is_session_header, parse_jsonl_lenient, scrub_text
 from ..format.title_slot import fold_into_header, split_slot
 from ..store.guard import PathGuard
 from .files import list_jsonl, open_listed, read_fd
+from .homes import AgentHome
 from .records import RecentSessionInfo, SessionInfo
 from .summary import Summary, disk_cache_file, load_disk_cache, memo, memo_lock, save_disk_cache, summarize_fd
 
@@ -38,6 +39,7 @@ __all__ = [
     "find_most_recent_session_of_dirs",
     "get_recent_sessions",
     "list_all_sessions",
+    "list_all_sessions_of_homes",
     "list_sessions",
     "list_sessions_of_dirs",
 ]
@@ -151,6 +153,7 @@ def _info(path: str, s: Summary, guard: PathGuard | None = None) -> SessionInfo:
         s.first_message,
         s.all_text,
         guard,
+        dialect=s.dialect or None,
     )
 
 
@@ -247,3 +250,24 @@ def list_all_sessions(
     """Every valid session file under `<agent_dir>/sessions` (recursive), newest first."""
     root = str(paths.sessions_root(agent_dir))
     return _list(root, True, cache_dir, use_cache, guard)
+
+
+def list_all_sessions_of_homes(
+    homes: list[AgentHome],
+    cache_dir: str | None = None,
+    use_cache: bool = True,
+    guard: PathGuard | None = None,
+    **_: Any,
+) -> list[SessionInfo]:
+    """Every valid session file under each home's sessions root (`homes.agent_homes`), newest
+    first; a file two homes reach is listed once."""
+    found: list[SessionInfo] = []
+    seen: set[str] = set()
+    for home in homes:
+        for info in _list(home.sessions_root, True, cache_dir, use_cache, guard):
+            key = os.path.realpath(info.path)
+            if key not in seen:
+                seen.add(key)
+                found.append(info)
+    found.sort(key=lambda i: i.modified, reverse=True)
+    return found

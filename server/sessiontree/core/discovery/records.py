@@ -36,6 +36,7 @@ class SessionInfo:
         "agent",
         "created",
         "cwd",
+        "dialect",
         "first_message",
         "id",
         "message_count",
@@ -65,8 +66,12 @@ class SessionInfo:
         resume: str | None = None,
         parent_id: str | None = None,
         parent_kind: str | None = None,
+        dialect: str | None = None,
     ) -> None:
         self._guard = guard
+        # For pi's family: whose words the file uses, which is the agent whose directory
+        # holds it unless the file says otherwise ("xcsh", "pi", "omp"; `format.dialects`).
+        self.dialect = dialect
         # Which agent wrote the file (pi's family, or a transcript `core.sources` reads) and,
         # for those, the command that resumes it and the parent session it names.
         self.agent = agent
@@ -110,6 +115,8 @@ class SessionInfo:
         out["modified"] = _iso(self.modified)
         if self.parent_session_path is not None:
             out["parentSession"] = self.parent_session_path
+        if self.dialect:
+            out["dialect"] = self.dialect
         if self.agent != "pi":
             out["agent"] = self.agent
             if self.resume is not None:

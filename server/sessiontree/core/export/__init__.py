@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..format.words import counted
 from ..ids import Clock, IdSource
 from .conversation import ConversationStream, hold_points, plan_agrees
 from .gate import GateAhead
@@ -185,7 +186,7 @@ class ExportRun:
         meta = [
             ("session", self.session_id),
             ("source", os.path.basename(self.source) if self.source else "(in memory)"),
-            ("exported", f"{what} ({n} entries)"),
+            ("exported", f"{what} ({counted(n, 'entry')})"),
         ]
         return str(self.doc.head(self.title, meta))
 

@@ -4,5 +4,5 @@
 format and the views follow, once), `migrations` (numbered single-step upgrades),
 `persistence` (what is done to an entry before it is written and after it is read),
 `blobs` (the content-addressed store of externalized images), `backups` (the names of
-the copies kept before a rewrite).
+the copies kept before a rewrite), `words` (counts in words: `1 entry`, `2 entries`).
 """

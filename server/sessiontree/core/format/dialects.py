@@ -166,6 +166,39 @@ class Evidence:
         self._info_seen = True
         self.info_name = name
 
+    def to_state(self) -> list[Any]:
+        """What was seen, for an index cache to keep (`from_state`)."""
+        return [
+            sorted(self.types),
+            self.model_change_pi,
+            self.model_change_model,
+            self.pi_fields,
+            self._info_seen,
+            self.info_name,
+        ]
+
+    @classmethod
+    def from_state(cls, state: Any, has_slot: bool, header: Mapping[str, Any] | None) -> Evidence | None:
+        """Evidence as `to_state` kept it (None when the state is not one)."""
+        if not isinstance(state, list) or len(state) != 6 or not isinstance(state[0], list):
+            return None
+        ev = cls(has_slot, header)
+        ev.types = {t for t in state[0] if isinstance(t, str)}
+        ev.model_change_pi, ev.model_change_model, ev.pi_fields, ev._info_seen = (bool(x) for x in state[1:5])
+        ev.info_name = state[5] if isinstance(state[5], str) else None
+        return ev
+
+    def see_skeletons(self, sks: Iterable[Any], entry_of: Any) -> None:
+        """The index's skeletons (type, role), reading the few entries whose fields tell
+        (`EVIDENCE_TYPES`) with ``entry_of(skeleton)``."""
+        sks = list(sks)
+        self.see_types(sk.type for sk in sks)
+        for sk in sks:
+            if sk.type in EVIDENCE_TYPES:
+                self.see(entry_of(sk))
+            elif sk.type == "message" and sk.role == "system":
+                self.pi_fields = True
+
     def detected(self) -> Dialect | None:
         """The dialect the file's content proves (only one agent writes what it holds), or
         None: oh-my-pi's title slot and entry types, pi's entry types and fields."""

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..discovery.names import display_name
 from ..format.content import content_text
+from ..format.dialects import Dialect, Evidence, home_dialect
 from ..format.jscompat import date_ms
 from ..format.jsonl import scrub_text
 from ..store.guard import PathGuard
@@ -308,7 +309,10 @@ class Indexer:
         file_id = cur.lastrowid
         assert file_id is not None
         first_user: list[str | None] = [None]
-        added = self._insert_batches(con, file_id, res, first_user)
+        evidence = Evidence(res.has_slot, header)
+        added = self._insert_batches(con, file_id, res, first_user, evidence)
+        if f.agent == "pi" and evidence.dialect(home_dialect(f.path)) is Dialect.PI:
+            title = evidence.info_name  # pi names a session by its latest session_info
         name = display_name(
             title if isinstance(title, str) else None,
             first_user[0],
@@ -337,6 +341,7 @@ class Indexer:
         file_id: int,
         res: ReadResult,
         first_user: list[str | None] | None = None,
+        evidence: Evidence | None = None,
     ) -> int:
         added = 0
         calls: dict[str, str] = {}
@@ -345,6 +350,9 @@ class Indexer:
         for batch in res.batches:
             if first_user is not None and first_user[0] is None:
                 first_user[0] = _first_user_line(batch)
+            if evidence is not None:
+                for e in batch:
+                    evidence.see(e)
             added += self._insert(con, file_id, batch, calls, tags)
         return added
 

@@ -73,6 +73,8 @@ class ReadResult:
     whole_file_only: bool = False
     head_hash: str = ""
     dropped: int = 0
+    #: the file starts with oh-my-pi's title slot (its dialect is omp's)
+    has_slot: bool = False
 
 
 def line_hash(line: bytes) -> str:
@@ -190,8 +192,11 @@ def read_pi(
                     found = _foreign_agent(data)
                     if found is not None:
                         return _read_foreign(found, data, hh)
-                return _read_whole(data, hh, skip)
-            res = ReadResult(header, iter(()), head_hash=hh)
+                whole_res = _read_whole(data, hh, skip)
+                if whole_res is not None:
+                    whole_res.has_slot = skip > 0
+                return whole_res
+            res = ReadResult(header, iter(()), head_hash=hh, has_slot=skip > 0)
             res.batches = _stream(f, skip + len(first), res, strict_ids=True)
             f = None  # type: ignore[assignment]  # the generator owns it now
             return res

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..format.words import counted
 from ..tuning import bound
 from ..view.display import display_text
 from ..view.filters import keeps
@@ -386,7 +387,7 @@ def build_graph(
                 role=None,
                 row=len(nodes),
                 parent=parent,
-                text=f"{hidden:,} {where} branches",
+                text=f"{counted(hidden, where + ' branch', where + ' branches', grouped=True)}",
                 count=hidden,
                 first_id=first,
                 fan_parent=owner,

@@ -13,9 +13,10 @@ import hashlib
 import re
 
 from ..format.markup import css_class, html, json_script
+from ..format.words import counted
 from .model import Graph, GraphNode
 
-__all__ = ["LANE_WIDTH", "ROW_HEIGHT", "counted", "render_html", "render_svg"]
+__all__ = ["LANE_WIDTH", "ROW_HEIGHT", "render_html", "render_svg"]
 
 ROW_HEIGHT = 22
 LANE_WIDTH = 14
@@ -24,11 +25,6 @@ _R = 4.5
 # The width of a character of the page's monospace font (12px: about 7.2 px), a little
 # more: the SVG alone is as wide as its longest text (the page fits the texts to its pane).
 _CHAR_PX = 7.6
-
-
-def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """``1 entry``, ``2 entries``: a count and its noun."""
-    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 _KIND_NAMES = {
@@ -58,7 +54,7 @@ def _run_text(n: GraphNode) -> str:
     parts = [
         f"{count} {_KIND_NAMES.get(k, k)}" for k, count in sorted(n.kinds.items(), key=lambda kv: -kv[1])
     ]
-    return f"⋯ {n.count} entries ({', '.join(parts[:4])})"
+    return f"⋯ {counted(n.count, 'entry')} ({', '.join(parts[:4])})"
 
 
 def _classes(n: GraphNode) -> str:
@@ -298,9 +294,9 @@ _SCRIPT = """
 def summary_line(graph: Graph) -> str:
     """The page header's count: entries, drawn nodes, lanes."""
     folded = ", linear runs folded" if graph.collapsed else ""
-    cut = f", cut at {counted(len(graph.nodes), 'node')}" if graph.truncated else ""
+    cut = f", cut at {counted(len(graph.nodes), 'node', grouped=True)}" if graph.truncated else ""
     return (
-        f"{counted(graph.entries, 'entry', 'entries')} · {counted(len(graph.nodes), 'node')} · "
+        f"{counted(graph.entries, 'entry')} · {counted(len(graph.nodes), 'node')} · "
         f"{counted(graph.lanes, 'lane')}{folded}{cut}"
     )
 

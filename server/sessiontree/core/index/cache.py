@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 import orjson
 
+from ..format.dialects import Evidence
 from .entry_index import EntryIndex
 from .skeleton import Skeleton
 from .usage import UsageTotals
@@ -27,8 +28,9 @@ __all__ = ["CACHE_FORMAT", "CachedSkeletons", "IndexCache", "default_cache_dir",
 
 # 2: skeletons hold the tool-call ids of assistant messages; 3: what an open answers is
 # stored beside the skeletons, which decode on first use; 4: skeletons without the timestamp;
-# 5: usage totals count pi's usage entries, compaction and branch summary usage, omp's model_usage
-CACHE_FORMAT = 5
+# 5: usage totals count pi's usage entries, compaction and branch summary usage, omp's model_usage;
+# 6: what the entries tell of the file's dialect (`format.dialects.Evidence`)
+CACHE_FORMAT = 6
 _TAIL_HASH_BYTES = 4096
 
 
@@ -48,6 +50,7 @@ class _CacheFile(msgspec.Struct, array_like=True):
     has_assistant: bool
     first_user: Skeleton | None  # the first user message in file order
     last_compaction: Skeleton | None  # the last compaction in file order
+    evidence: list[Any] | None  # `Evidence.to_state()` of the entries (their file's dialect)
     skeletons: msgspec.Raw  # list[Skeleton], decoded by `CachedSkeletons.decode`
 
 
@@ -66,6 +69,7 @@ class CachedSkeletons:
     __slots__ = (
         "_raw",
         "count",
+        "evidence",
         "first_user",
         "has_assistant",
         "labels",
@@ -81,6 +85,8 @@ class CachedSkeletons:
         self.has_assistant = c.has_assistant
         self.first_user = c.first_user
         self.last_compaction = c.last_compaction
+        #: what the entries tell of the file's dialect (`Evidence.to_state`), or None
+        self.evidence = c.evidence
 
     def decode(self) -> list[Skeleton] | None:
         raw, self._raw = self._raw, None  # the encoded bytes are freed with the hit
@@ -267,6 +273,8 @@ class IndexCache:
         if len(sks) != len(index) or any(sk.offset < 0 for sk in sks):
             return  # only files whose every entry is file-backed
         first_user, last_compaction = index.display_skeletons()
+        evidence = Evidence()
+        evidence.see_skeletons(sks, index.entry_of)
         c = _CacheFile(
             CACHE_FORMAT,
             os.path.realpath(path),
@@ -283,6 +291,7 @@ class IndexCache:
             index.has_assistant,
             first_user,
             last_compaction,
+            evidence.to_state(),
             msgspec.Raw(_CACHE_ENCODER.encode(sks)),
         )
         self._replace(self.file_for(path), _CACHE_ENCODER.encode(c))

@@ -272,17 +272,10 @@ def scan_clean(
                 # a line without the word has no call (no copy of the content to look)
                 calls = raw_call_ids(m.content) if find(_TOOL_CALL, a, q) >= 0 else ()
                 uu = m.usage
-                if uu is not None:
-                    u_in += uu.input
-                    u_out += uu.output
-                    u_cr += uu.cacheRead
-                    u_cw += uu.cacheWrite
-                    u_pr += uu.premiumRequests
-                    if uu.cost is not None:
-                        u_cost += uu.cost.total
             else:
                 has_text = False
                 calls = None
+                uu = None
                 if role == "toolResult":
                     role = "toolResult"
                 elif role == "user":
@@ -305,20 +298,20 @@ def scan_clean(
         else:
             role = reason = tcid = calls = None
             has_text = False
-            uu = e.usage
-            if uu is not None and etype in USAGE_ENTRY_TYPES:
-                u_in += uu.input
-                u_out += uu.output
-                u_cr += uu.cacheRead
-                u_cw += uu.cacheWrite
-                u_pr += uu.premiumRequests
-                if uu.cost is not None:
-                    u_cost += uu.cost.total
+            uu = e.usage if etype in USAGE_ENTRY_TYPES else None
             if etype == "label":
                 label_target = e.targetId
                 label = e.label
             else:
                 label_target = label = None
+        if uu is not None:
+            u_in += uu.input
+            u_out += uu.output
+            u_cr += uu.cacheRead
+            u_cw += uu.cacheWrite
+            u_pr += uu.premiumRequests
+            if uu.cost is not None:
+                u_cost += uu.cost.total
         if surrogate_lines and a in surrogate_lines:
             sk = skeleton_from_dict(surrogate_lines[a], order)
             sk.offset = a + base

@@ -18,6 +18,7 @@ these functions read into the session it belongs to.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import os
 from dataclasses import dataclass, field
@@ -293,29 +294,11 @@ def _mark_from_fd(fd: int, st: os.stat_result, offset: int, tail_hint: bytes = b
 
 
 def _with_stat(mark: FileMark, st: os.stat_result) -> FileMark:
-    return FileMark(
-        offset=mark.offset,
-        size=st.st_size,
-        inode=mark.inode,
-        dev=mark.dev,
-        mtime_ns=st.st_mtime_ns,
-        head=mark.head,
-        tail=mark.tail,
-        slot=mark.slot,
-    )
+    return dataclasses.replace(mark, size=st.st_size, mtime_ns=st.st_mtime_ns)
 
 
 def _with_slot(mark: FileMark, slot: bytes) -> FileMark:
-    return FileMark(
-        offset=mark.offset,
-        size=mark.size,
-        inode=mark.inode,
-        dev=mark.dev,
-        mtime_ns=mark.mtime_ns,
-        head=mark.head,
-        tail=mark.tail,
-        slot=slot,
-    )
+    return dataclasses.replace(mark, slot=slot)
 
 
 def _fingerprints_match(fd: int, mark: FileMark) -> bytes | None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import paths
 from ..errors import PersistError
-from ..format.dialects import EVIDENCE_TYPES, Dialect, Evidence, home_dialect
+from ..format.dialects import Dialect, Evidence, home_dialect
 from ..format.title_slot import TitleSlot, fold_into_header
 from ..ids import Clock, IdSource
 from ..index import EntryIndex
@@ -115,13 +115,9 @@ class SessionBase:
             self._evidence_of = idx
             self._evidence_seen = 0
         if self._evidence_seen < len(idx):
-            new = idx.skeletons_since(self._evidence_seen)
-            ev.see_types(sk.type for sk in new)
-            for sk in new:
-                if sk.type in EVIDENCE_TYPES:
-                    ev.see(idx.entry_of(sk))  # (few: their fields tell the dialect)
-                elif sk.type == "message" and sk.role == "system":
-                    ev.pi_fields = True
+            # (a cache hit brings what its entries told: only those added since are looked at,
+            # without decoding the hit's skeletons)
+            ev.see_skeletons(idx.skeletons_since(self._evidence_seen), idx.entry_of)
             self._evidence_seen = len(idx)
         return ev
 
@@ -146,6 +142,12 @@ class SessionBase:
     def get_title_source(self) -> str | None:
         s = (self.get_header() or {}).get("titleSource")
         return s if s in ("auto", "user") else None
+
+    def _take_cached_evidence(self, state: Any, count: int) -> None:
+        """A cache hit's evidence of the file's dialect, for its first `count` entries."""
+        ev = Evidence.from_state(state, self._title_slot is not None, self._header)
+        if ev is not None:
+            self._evidence, self._evidence_of, self._evidence_seen = ev, self._index, count
 
     def _make_index(self) -> EntryIndex:
         reader = self._reader

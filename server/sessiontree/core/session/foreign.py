@@ -17,6 +17,7 @@ from typing import Any
 
 from ..discovery.records import SessionInfo
 from ..errors import ReadOnlySessionError, SessionTreeError
+from ..format.dialects import Dialect
 from ..format.jsonl import dumps_line
 from ..live import ChangeKind, SyncResult
 from ..sources import foreign
@@ -119,6 +120,13 @@ class ForeignSession(SessionManager):
     _fresh: list[dict[str, Any]]
     #: Claude Code subagent transcripts read with the session (their lines are branches).
     subagent_files: list[str]
+
+    @property
+    def dialect(self) -> Dialect:
+        """The pi-family words its reader maps the transcript into: sessiontree's own (the
+        header's title is the name, the reference's context rules); the session ids these
+        agents use look like pi's, which must not make the transcript pi's."""
+        return Dialect.XCSH
 
     @classmethod
     def open_foreign(cls, path: str, agent: str, storage: Any = None, **kw: Any) -> ForeignSession:

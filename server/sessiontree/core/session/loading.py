@@ -386,6 +386,7 @@ class Loading(Writing):
         # The slot is rewritten in place (the file keeps its size): always read anew.
         self._title_slot = split_slot(self._first_bytes(path, cached_size))[0]
         self._index.add_cached(skeletons, lambda: self._rescan_cached(path, cached_size))
+        self._take_cached_evidence(skeletons.evidence, skeletons.count)
         self._index.usage = usage
         self.load_report = LoadReport(fast_path=True, from_cache=True)
         size = st_int(st, "st_size")

@@ -36,7 +36,7 @@ from .source import TreeSource
 
 __all__ = ["OPENING_MIN_ENTRIES", "KeptPage", "keep_due", "keep_pages", "kept_leaf_is", "kept_page"]
 
-OPENING_FORMAT: Final = 1
+OPENING_FORMAT: Final = 2
 #: Sessions with fewer entries build their first pages quickly: nothing is kept for them.
 OPENING_MIN_ENTRIES: Final = 5_000
 #: Rows kept from the head of the view, and on each side of the leaf's row.
@@ -45,7 +45,9 @@ AROUND_ROWS: Final = 1_000
 SUFFIX: Final = ".view"
 
 #: A row's fields in `page.Row` order.
-_RowTuple = tuple[str, str | None, str, str | None, int, str, bool, bool, str | None, str, Any]
+_RowTuple = tuple[
+    str, str | None, str, str | None, int, str, bool, bool, str | None, str, Any, bool, str | None, int | None
+]
 #: (the rows of the page as `page.Row` fields, total, selected index, first row)
 KeptPage = tuple[list[_RowTuple], int, int | None, int]
 
@@ -203,6 +205,9 @@ def _tuple(r: Any) -> _RowTuple:
         r.label,
         r.text,
         r.timestamp,
+        r.marks_leaf,
+        r.hidden_leaf,
+        r.head_depth,
     )
 
 

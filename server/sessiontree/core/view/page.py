@@ -16,6 +16,7 @@ from .display import display_text, home_dir
 from .filters import FILTER_MODES, FILTER_SUFFIXES, visible_rows, visible_rows_extended
 from .flatten import Filtered, display_indent, extend, flatten, iter_active_path, prefix_of
 from .lazy import LazyRows, lazy_flat
+from .marks import hidden_heads, prefix_with_heads
 from .opening import kept_page
 from .progressive import PARTIAL_BUDGET, progressive_min, search_progress
 from .search import current_search_cache, search_rows
@@ -31,7 +32,11 @@ __all__ = ["Row", "ViewPage", "build_view", "window_start"]
 class Row:
     """One line of the rendered tree (docs/protocol.md ``Row``).
 
-    ``depth`` is the display indent (the number of 3-character prefix cells).
+    ``depth`` is the display indent (the number of 3-character prefix cells). What a row
+    the filter hides hands on (`marks`): ``marks_leaf`` is set on the leaf's row, or when the
+    leaf is hidden on its nearest visible ancestor's, which names it in ``hidden_leaf`` (the
+    leaf's display text); ``head_depth`` is the depth of the hidden first row of a branch
+    whose connector this row draws in ``prefix`` (the row stands for it where rows nest).
     """
 
     id: str
@@ -45,6 +50,9 @@ class Row:
     label: str | None
     text: str
     timestamp: Any
+    marks_leaf: bool = False
+    hidden_leaf: str | None = None
+    head_depth: int | None = None
 
     @property
     def short_prefix(self) -> str:
@@ -71,6 +79,12 @@ class Row:
         if self.label is not None:
             d["label"] = self.label
         d.update(text=self.text, timestamp=self.timestamp)
+        if self.marks_leaf:
+            d["marksLeaf"] = True
+        if self.hidden_leaf is not None:
+            d["hiddenLeaf"] = self.hidden_leaf
+        if self.head_depth is not None:
+            d["headDepth"] = self.head_depth
         return d
 
 
@@ -261,6 +275,16 @@ def _selected(filt: Filtered, source: TreeSource, leaf_id: str | None) -> int | 
     return sel
 
 
+def _leaf_text(src: TreeSource, leaf: str, tool_calls: LazyToolCalls, home: str | None) -> str:
+    """The display text of a leaf the filter hides (the row that marks it names it)."""
+    entry = src.get_entry(leaf)
+    if entry is None:
+        return ""
+    sk = src.skeleton(leaf)
+    tool_calls.start = sk.parent_id if sk is not None else None
+    return scrub_text(display_text(entry, tool_calls, home))
+
+
 _CURRENT: Final = LAST_ENTRY
 
 
@@ -372,9 +396,21 @@ def _build_view(
         if len(kept_parts) > _ROW_PARTS_MAX:
             kept_parts.clear()
     active_path = flat.active_path
-    for fi, eid, got in zip(page_fis, page_ids, parts, strict=True):
+    # The row that marks the leaf: its own, or when the filter hides it the nearest visible
+    # ancestor's, the row the view selects (`marks`); a search answered in part has none yet.
+    mark_at = selected if complete and selected is not None and start <= selected < end else None
+    if mark_at is not None and flat.ids[row_at(mark_at)] not in active_path:
+        mark_at = None  # no ancestor of the leaf is visible: the selection is the last row
+    hidden_leaf: str | None = None
+    if mark_at is not None and leaf is not None and flat.ids[row_at(mark_at)] != leaf:
+        hidden_leaf = _leaf_text(src, leaf, tool_calls, home)
+    prev_fi = row_at(start - 1) if 0 < start < end else -1
+    for r, (fi, eid, got) in enumerate(zip(page_fis, page_ids, parts, strict=True), start):
         assert got is not None
         label = labels.get(eid)
+        heads = hidden_heads(flat, prev_fi, fi) if fi - prev_fi > 1 else []
+        prev_fi = fi
+        marks = r == mark_at
         rows.append(
             Row(
                 id=eid,
@@ -382,12 +418,15 @@ def _build_view(
                 type=got[2],
                 role=got[3],
                 depth=display_indent(flat, fi),
-                prefix=prefix_of(flat, fi),
+                prefix=prefix_with_heads(flat, fi, heads) if heads else prefix_of(flat, fi),
                 on_active_path=eid in active_path,
                 is_leaf=eid == leaf,
                 label=scrub_text(label) if label else None,
                 text=got[5],
                 timestamp=got[4],
+                marks_leaf=marks,
+                hidden_leaf=hidden_leaf if marks else None,
+                head_depth=display_indent(flat, heads[0]) if heads else None,
             )
         )
     if not complete:

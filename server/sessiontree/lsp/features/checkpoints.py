@@ -77,7 +77,7 @@ async def restore_preview(ls: SessionTreeServer, p: t.RestorePreviewParams) -> t
 
     def work() -> t.RestorePreviewResult:
         plan = _plan(ls, session, p.target_id, p.include_unknown)
-        return mapping.restore_preview_result(plan, p.conversation, p.files)
+        return mapping.restore_preview_result(plan, p.conversation, p.files, p.contents)
 
     result: t.RestorePreviewResult = await ls.registry.call(session, work)
     return result

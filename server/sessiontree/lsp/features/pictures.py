@@ -26,7 +26,7 @@ from sessiontree.core.export import (
 )
 from sessiontree.core.export.redact import RedactionConfigError
 from sessiontree.core.graph import build_graph, render_html, render_svg
-from sessiontree.core.graph.render import summary_line
+from sessiontree.core.graph.render import page_csp, summary_line
 from sessiontree.lsp import errors, mapping
 from sessiontree.lsp.handlers import register
 from sessiontree.lsp.server import SessionTreeServer
@@ -38,6 +38,12 @@ async def graph(ls: SessionTreeServer, p: t.GraphParams) -> t.GraphResult:
         raise errors.InvalidParams("collapse must be 0 or more", {"field": "collapse", "reason": "negative"})
     if p.fan is not None and p.fan < 1:
         raise errors.InvalidParams("fan must be 1 or more", {"field": "fan", "reason": "not positive"})
+    if p.nonce:
+        try:  # a nonce or source that could widen the page's policy is a bad param, not a fault
+            page_csp(nonce=p.nonce, csp_source=p.csp_source)
+        except ValueError as exc:
+            field = "nonce" if "nonce" in str(exc) else "cspSource"
+            raise errors.InvalidParams(str(exc), {"field": field, "reason": str(exc)}) from None
 
     def work() -> t.GraphResult:
         manager = session.manager

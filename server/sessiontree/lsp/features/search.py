@@ -22,7 +22,6 @@ from lsprotocol import types as lsp
 from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
 
-from sessiontree.core import paths
 from sessiontree.core.fts import IndexBusy, SearchIndex, SearchPage, SearchQuery, fts5_available, parse_time
 from sessiontree.core.fts.sources import foreign_roots
 from sessiontree.core.store.guard import PathGuard
@@ -156,10 +155,9 @@ _SERVICES: weakref.WeakKeyDictionary[SessionTreeServer, SearchService] = weakref
 
 
 def _roots(ls: SessionTreeServer) -> list[str]:
-    agent = ls.config.agent_dir or paths.get_agent_dir()
-    # pi's sessions root, then the other agents' transcript roots (read-only), each only
-    # when the daemon may read it; canonical, as the watcher reports paths
-    candidates = [str(paths.sessions_root(agent)), *foreign_roots()]
+    # the sessions roots of the agent dirs listed, then the other agents' transcript roots
+    # (read-only), each only when the daemon may read it; canonical, as the watcher reports paths
+    candidates = [*(h.sessions_root for h in ls.agent_homes()), *foreign_roots()]
     return [os.path.realpath(r) for r in candidates if ls.access.guard.accept(r)]
 
 

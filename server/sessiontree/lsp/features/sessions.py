@@ -10,7 +10,7 @@ from typing import Any
 from sessiontree_protocol import methods as m
 from sessiontree_protocol import types as t
 
-from sessiontree.core import discovery, paths
+from sessiontree.core import discovery
 from sessiontree.core import view as core_view
 from sessiontree.core.session import SessionManager
 from sessiontree.lsp import errors, mapping
@@ -95,8 +95,15 @@ async def _register_new(ls: SessionTreeServer, manager: Any) -> OpenSession:
     return ls.registry.add(manager, resolved)
 
 
-def _sessions_root(ls: SessionTreeServer) -> str:
-    return str(paths.sessions_root(ls.config.agent_dir))
+def _listed_homes(ls: SessionTreeServer, every: bool) -> list[Any]:
+    """The agent dirs to list (`SessionTreeServer.agent_homes`) that the client may read;
+    for every project (``every``) each sessions root must be allowed, and when none is the
+    first one's refusal is raised (-32005)."""
+    homes = ls.agent_homes()
+    allowed = [h for h in homes if ls.access.guard.accept(h.sessions_root if every else h.data_dir)]
+    if every and not allowed:
+        ls.access.check_dir(homes[0].sessions_root)
+    return allowed
 
 
 def _session_dir(ls: SessionTreeServer, session_dir: str | None) -> str | None:
@@ -129,9 +136,9 @@ async def list_sessions(ls: SessionTreeServer, p: t.ListParams) -> t.ListResult:
     # Files are read through the guard: a symlink to a session outside the roots is
     # skipped unread (its id, title and text never reach the answer or the query).
     guard = ls.access.guard
-    if p.all:
-        # Every project of the agent dir: only when its sessions root is allowed.
-        ls.access.check_dir(_sessions_root(ls))
+    # Every project of an agent dir only when its sessions root is allowed.
+    homes = _listed_homes(ls, p.all)
+    hint = discovery.missing_agent_dir(ls.config.agent_dir, given_by="the agentDir setting")
 
     agent = p.agent or "all"
 
@@ -139,8 +146,9 @@ async def list_sessions(ls: SessionTreeServer, p: t.ListParams) -> t.ListResult:
         if agent not in ("all", "pi"):
             return []
         if p.all:
-            return SessionManager.list_all(ls.config.agent_dir, guard=guard)
-        return SessionManager.list(_cwd(ls, p.cwd), guard=guard, **kw)
+            return discovery.list_all_sessions_of_homes(homes, guard=guard)
+        dirs = discovery.session_dirs_of_homes(_cwd(ls, p.cwd), homes)
+        return discovery.list_sessions_of_dirs(dirs, guard=guard, **kw)
 
     infos = await ls.registry.run(work)
     if agent != "pi":
@@ -167,7 +175,11 @@ async def list_sessions(ls: SessionTreeServer, p: t.ListParams) -> t.ListResult:
     if p.limit is not None:
         infos = infos[: max(0, p.limit)]
     preindex.offer(ls, infos)  # the newest big ones, indexed ahead of a click in idle time
-    result = t.ListResult(sessions=[mapping.session_info(i) for i in infos])
+    result = t.ListResult(
+        sessions=[mapping.session_info(i) for i in infos],
+        agent_dirs=[h.data_dir for h in homes],
+        hint=hint if agent in ("all", "pi") else None,
+    )
     # With a shared store: who and where, and the other machines' sessions (shared_store.py).
     from sessiontree.lsp.features.shared_store import extend_list
 
@@ -177,8 +189,9 @@ async def list_sessions(ls: SessionTreeServer, p: t.ListParams) -> t.ListResult:
 async def recent_sessions(ls: SessionTreeServer, p: t.RecentParams) -> t.RecentResult:
     cwd = _cwd(ls, p.cwd)
     sdir = _session_dir(ls, p.session_dir)
-    # Without a session dir: the cwd's dirs under every encoding (nothing renamed).
-    dirs = [sdir] if sdir is not None else paths.session_dirs_of(cwd, ls.config.agent_dir)
+    # Without a session dir: the cwd's dirs under every encoding (nothing renamed), in every
+    # agent dir listed.
+    dirs = [sdir] if sdir is not None else discovery.session_dirs_of_homes(cwd, _listed_homes(ls, False))
     limit = max(0, p.limit)
 
     def work() -> list[Any]:

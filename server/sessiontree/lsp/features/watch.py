@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
-from sessiontree.core import paths
 from sessiontree.core.live import ChangeKind, SyncResult
 from sessiontree.lsp import mapping, notify
 from sessiontree.lsp.features import checkpoints
@@ -95,11 +94,9 @@ def on_shutdown(ls: SessionTreeServer, params: None) -> None:
 
 def _sessions_roots(server: SessionTreeServer) -> list[str]:
     try:
-        agent = server.config.agent_dir or paths.get_agent_dir()
-        root = str(paths.sessions_root(agent))
-        # A sessions root outside the allowed roots is not watched: its listings are not
-        # the client's to see.
-        roots = [root] if server.access.guard.accept(root) else []
+        # Every agent dir listed (`agent_homes`). A sessions root outside the allowed roots
+        # is not watched: its listings are not the client's to see.
+        roots = [h.sessions_root for h in server.agent_homes() if server.access.guard.accept(h.sessions_root)]
         # Claude Code's and Codex's transcript roots too (new transcripts: didChangeList).
         from sessiontree.core.sources.foreign import claude_root, codex_root
 

@@ -42,12 +42,26 @@ function M.line(row)
   return s .. (row.text or "")
 end
 
-local function is_leaf_row(state, row, index)
-  if row.isLeaf or (state.leaf_id ~= nil and row.id == state.leaf_id) then
-    return true
+--- Whether a row carries the leaf marker: the daemon says so (`marksLeaf`: the leaf's row, or
+--- when the filter hides the leaf its nearest visible ancestor's, which names it in
+--- `hiddenLeaf`; core/view/marks.py), the one rule every front end draws. An older daemon
+--- sends only `isLeaf`.
+---@param row table
+---@return boolean
+function M.marks_leaf(row)
+  if row.marksLeaf ~= nil then
+    return row.marksLeaf == true
   end
-  -- the leaf is hidden (e.g. a label entry): mark its nearest visible ancestor
-  return index == state.selected_index and row.onActivePath and not state.leaf_visible
+  return row.isLeaf == true
+end
+
+--- What the row that marks a hidden leaf says of it: "(leaf: TEXT)", or nil.
+---@param row table
+---@return string|nil
+function M.leaf_note(row)
+  if type(row.hiddenLeaf) == "string" then
+    return "(leaf: " .. row.hiddenLeaf .. ")"
+  end
 end
 
 --- Highlight one drawn row: `index` is its place in the whole list, `lnum` its buffer line (0-based).
@@ -75,7 +89,7 @@ function M.highlight_row(state, row, index, lnum)
     mark(#row.label + 3, "SessionTreeLabel")
   end
   mark(#(row.text or ""), hl.text_group(row))
-  if is_leaf_row(state, row, index) then
+  if M.marks_leaf(row) then
     vim.api.nvim_buf_set_extmark(buf, ns, lnum, 0, { line_hl_group = "SessionTreeLeafLine" })
     -- before the text, not after it: the end of a long row is cut off by the window
     local marker = config.get().sidebar.leaf_marker
@@ -83,6 +97,13 @@ function M.highlight_row(state, row, index, lnum)
       vim.api.nvim_buf_set_extmark(buf, ns, lnum, content, {
         virt_text = { { marker, "SessionTreeLeaf" } },
         virt_text_pos = "inline",
+      })
+    end
+    local note = M.leaf_note(row)
+    if note then
+      vim.api.nvim_buf_set_extmark(buf, ns, lnum, 0, {
+        virt_text = { { " " .. note, "SessionTreeLeaf" } },
+        virt_text_pos = "eol",
       })
     end
   end
@@ -150,17 +171,7 @@ function M.count(state)
   if state.searching then
     return "searching… " .. state.total .. " so far"
   end
-  return state.total .. " rows"
-end
-
-local function reindex(state)
-  state.leaf_visible = false
-  for _, row in ipairs(state.rows) do
-    if row.isLeaf or (state.leaf_id ~= nil and row.id == state.leaf_id) then
-      state.leaf_visible = true
-      break
-    end
-  end
+  return require("sessiontree.words").counted(state.total, "row")
 end
 
 --- Draw all loaded rows.
@@ -168,7 +179,6 @@ function M.render(state)
   if not vim.api.nvim_buf_is_valid(state.buf) then
     return
   end
-  reindex(state)
   local lines = {}
   for i, row in ipairs(state.rows) do
     lines[i] = M.line(row)

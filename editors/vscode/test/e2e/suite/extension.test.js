@@ -273,6 +273,9 @@ describe('Session Tree in VS Code', () => {
     await vscode.commands.executeCommand('sessiontree.sessions.open', path.join(ws, 'long.jsonl'));
     await vscode.commands.executeCommand('sessiontree.tree.focus');
     await api.tree.whenIdle();
+    // The open reveals the leaf once VS Code has its rows; scrolling to the top before that
+    // reveal is done was undone by it now and then (the flaky failure): wait for it.
+    await api.whenLeafRevealed();
     // the leaf is 14 levels deep (a side branch every 400 entries): its label starts with ‹14›
     const leafLabel = '‹14› assistant: answer 2999';
     const top = api.tree.getChildren();
@@ -527,6 +530,45 @@ describe('Session Tree in VS Code', () => {
     await new Promise((r) => setTimeout(r, 500));
     assert.deepEqual(diffSnapshots(others.before.claude, snapshot(others.claudeDir)), [], '~/.claude is exactly as before');
     assert.deepEqual(diffSnapshots(others.before.codex, snapshot(others.codexDir)), [], '~/.codex is exactly as before');
+  });
+
+  // One face (docs/tree-view.md): what the CLI prints for these sessions is what the view shows
+  // (test/integration/face.test.js compares every row); here the real window draws them.
+  it('one face: a hidden leaf is marked and named, branches hidden by the filter stay branches, omp and pi sessions are named (screenshots)', async () => {
+    await vscode.commands.executeCommand('sessiontree.sessions.showAll');
+    const list = await api.sessions.getChildren();
+    const byFile = (name) => list.find((s) => s.path.endsWith(`_${name}.jsonl`));
+    assert.equal(api.sessions.getTreeItem(byFile('omp18')).label, 'Parser refactor');
+    assert.equal(api.sessions.getTreeItem(byFile('pi16')).label, 'Flaky watcher test');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('sessiontree.tree.focus');
+    const shot = async (name, file, filter, expect) => {
+      await vscode.commands.executeCommand('sessiontree.sessions.open', path.join(ws, 'face', `${file}.jsonl`));
+      await api.tree.whenIdle();
+      await vscode.commands.executeCommand('sessiontree.tree.setFilter', filter);
+      await vscode.commands.executeCommand('sessiontree.tree.revealLeaf');
+      await askDriver('ROWS', { pane: 'Session Tree', until: expect[expect.length - 1] });
+      await askDriver('SCREENSHOT', { name, expect });
+    };
+    await shot('vscode-face-hidden-leaf', 'hidden-leaf', 'default', ['Renamed it to load_config.', 'leaf: [model: openai/gpt-5]']);
+    const leafItem = api.tree.getTreeItem(api.tree.leafNode());
+    assert.equal(leafItem.iconPath.id, 'target');
+    assert.match(String(leafItem.description), /^leaf: \[model: openai\/gpt-5\]/);
+    await shot('vscode-face-branches', 'hidden-branches', 'no-tools', ['Read the config', 'It is TOML now.', 'Plan B: leave it', 'It is YAML.']);
+    const parentOf = (text) => {
+      const node = [...api.tree.getChildren()].flatMap(function walk(n) {
+        return [n, ...api.tree.getChildren(n).flatMap(walk)];
+      }).find((n) => n.row && n.row.text === text);
+      return node && node.parent ? node.parent.row.text : undefined;
+    };
+    // both tool-result branches hang from the question, each its own list (they were one)
+    assert.equal(parentOf('assistant: It is TOML now.'), 'user: Read the config');
+    assert.equal(parentOf('assistant: It is YAML.'), 'user: Read the config');
+    assert.equal(parentOf('user: Keep YAML then'), 'assistant: It is YAML.');
+    await shot('vscode-face-unknown', 'unknown-types', 'default', ['[future entry]', '[mode: plan]', '[hologram snapshot]']);
+    await shot('vscode-face-omp', 'omp18', 'default', ['Split it into a lexer and a parser.', 'leaf: [title: Parser refactor]']);
+    await vscode.commands.executeCommand('sessiontree.tree.setFilter', 'default');
+    await vscode.commands.executeCommand('sessiontree.sessions.showWorkspace');
   });
 
   it('an outdated daemon is refused with an upgrade hint', async () => {

@@ -11,6 +11,7 @@ function run() {
   mocha.addFile(path.join(__dirname, 'extension.test.js'));
   mocha.addFile(path.join(__dirname, 'graph.test.js'));
   mocha.addFile(path.join(__dirname, 'firstRows.test.js'));
+  mocha.addFile(path.join(__dirname, 'restore.test.js'));
   return new Promise((resolve) => {
     const failures = [];
     const runner = mocha.run(() => {
