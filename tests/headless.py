@@ -11,6 +11,7 @@ policy, so it can check what the page's own script did).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import select
@@ -117,11 +118,18 @@ class _Pipe:
 
 
 def load_page(
-    page: Path, home: Path, expressions: dict[str, str] | None = None, settle: float = 1.5
+    page: Path,
+    home: Path,
+    expressions: dict[str, str] | None = None,
+    settle: float = 1.5,
+    *,
+    viewport: tuple[int, int] | None = None,
+    screenshot: Path | None = None,
 ) -> PageReport:
     """Load ``page`` (a file) in headless Chromium with its profile under ``home``; record what
     it does until it has loaded and ``settle`` seconds more (a meta refresh or a timer has its
-    chance), then evaluate ``expressions`` in it."""
+    chance), then evaluate ``expressions`` in it, in order. ``viewport``: the window's size in
+    CSS pixels; ``screenshot``: a PNG of it written there after the expressions."""
     exe = chromium_path()
     assert exe, "no chromium (scripts/setup-system.sh installs it)"
     url = page.resolve().as_uri()
@@ -175,12 +183,23 @@ def load_page(
         sid = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Network", "Runtime", "Log"):
             pipe.call(f"{domain}.enable", {}, sid)
+        if viewport is not None:
+            pipe.call(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": viewport[0], "height": viewport[1], "deviceScaleFactor": 1, "mobile": False},
+                sid,
+            )
         pipe.call("Page.navigate", {"url": url}, sid)
         pipe.wait_event("Page.loadEventFired", 30)
         pipe.pump(settle)
         for name, expr in (expressions or {}).items():
-            res = pipe.call("Runtime.evaluate", {"expression": expr, "returnByValue": True}, sid)
+            res = pipe.call(
+                "Runtime.evaluate", {"expression": expr, "returnByValue": True, "awaitPromise": True}, sid
+            )
             report.values[name] = res.get("result", {}).get("value")
+        if screenshot is not None:
+            shot = pipe.call("Page.captureScreenshot", {"format": "png"}, sid)
+            screenshot.write_bytes(base64.b64decode(shot["data"]))
         pipe.pump(0.2)
         for e in pipe.events:
             m, p = e.get("method"), e.get("params", {})

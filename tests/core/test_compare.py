@@ -56,7 +56,7 @@ def test_an_ancestor_compared_with_its_descendant() -> None:
     mgr = open_ro(DEMO)
     c = compare_nodes(mgr, TESTS_GREEN, TALK_TIP)
     assert c.ancestor_id == TESTS_GREEN
-    assert c.a.entries == []
+    assert c.a.entry_ids == []
     path = mgr.index.path_to_root(TALK_TIP)
     assert c.b.entry_ids == path[path.index(TESTS_GREEN) + 1 :]
     assert files(c.b) == [] and c.b.commands == []
@@ -68,7 +68,7 @@ def test_an_ancestor_compared_with_its_descendant() -> None:
 def test_same_node_and_unknown_ids() -> None:
     mgr = open_ro(DEMO)
     c = compare_nodes(mgr, LEAF, LEAF)
-    assert c.ancestor_id == LEAF and c.a.entries == [] and c.b.entries == []
+    assert c.ancestor_id == LEAF and c.a.entry_ids == [] and c.b.entry_ids == []
     with pytest.raises(EntryNotFoundError):
         compare_nodes(mgr, LEAF, "nope")
 

@@ -11,6 +11,7 @@ import pytest
 from golden import GOLDEN, check_golden
 from sessiontree.core.graph import Graph, build_graph, render_html, render_svg
 from sessiontree.core.session import SessionManager
+from sessiontree.core.view import build_view
 from shared_data import REAL_CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,6 +62,69 @@ def test_demo_graph_marks_branches_labels_compaction_and_the_leaf() -> None:
     assert sum(1 for n in g.nodes if n.tip) == 3
     assert sum(1 for n in g.nodes if n.branch_point) == 2
     assert g.lanes == 2
+
+
+def _drawn_rows(mgr: SessionManager, g: Graph) -> tuple[set[str], set[str]]:
+    """The entries drawn as their own node, and the rows the tree view shows (default filter)."""
+    drawn = {n.id for n in g.nodes if n.kind == "entry"}
+    return drawn, {r.id for r in build_view(mgr).rows}
+
+
+def test_graph_draws_what_the_tree_view_shows(tmp_path: Path) -> None:
+    """Issue 34: a Claude Code transcript was drawn unfolded (a node per line, progress and
+    meta lines included); the graph of another agent's transcript now draws the rows the
+    sidebar shows and folds the others into the next node of their chain, counted there (a
+    branch point, the leaf and a labelled entry keep their node: they shape the tree)."""
+    from other_agents_data import claude_lines, codex_lines, write_jsonl
+
+    sessions = [
+        write_jsonl(tmp_path / "claude.jsonl", claude_lines()),
+        write_jsonl(tmp_path / "codex.jsonl", codex_lines()),
+    ]
+    sessions += [
+        p for p in sorted(REAL_CORPUS.glob("claudecode-*.jsonl")) + sorted(REAL_CORPUS.glob("codex-*.jsonl"))
+    ]
+    for path in sessions:
+        mgr = open_ro(path)
+        if len(mgr.index) > 400:  # (runs are folded too in big sessions)
+            continue
+        g = build_graph(mgr)
+        assert_well_formed(mgr, g)
+        drawn, rows = _drawn_rows(mgr, g)
+        assert rows <= drawn, (path.name, rows - drawn)
+        leaf = mgr.get_leaf_id()
+        labels = mgr.index.labels
+        for eid in drawn - rows:  # drawn though the view hides it: it shapes the tree
+            n = next(n for n in g.nodes if n.id == eid)
+            assert n.branch_point or eid == leaf or eid in labels, (path.name, eid)
+        assert len(g.nodes) < len(mgr.index) or drawn == rows
+        # every node holds what it folds, and `collapse=0` still draws every entry
+        every = build_graph(mgr, collapse=0)
+        assert len(every.nodes) == len(mgr.index)
+    # a pi session draws every entry (the demo's model changes and label entries too)
+    demo = open_ro(DEMO)
+    assert len(build_graph(demo).nodes) == len(demo.index)
+    folded = build_graph(demo, fold_hidden=True)
+    assert_well_formed(demo, folded)
+    assert {n.id for n in folded.nodes if n.kind == "entry"} >= {r.id for r in build_view(demo).rows}
+
+
+def test_a_claude_transcript_is_drawn_folded_and_named(tmp_path: Path) -> None:
+    from other_agents_data import claude_lines, write_jsonl
+    from sessiontree.core.discovery import display_name_of_manager
+
+    path = write_jsonl(tmp_path / "claude.jsonl", claude_lines())
+    mgr = open_ro(path)
+    g = build_graph(mgr)
+    hidden = [n for n in g.nodes if n.kind == "entry" and n.count > 1]
+    assert hidden and all(n.kinds for n in hidden)
+    assert any(k.startswith("claude:") for n in hidden for k in n.kinds)
+    out = tmp_path / "page.html"
+    subprocess.run([sys.executable, "-m", "sessiontree", "graph", str(path), "-o", str(out)], check=True)
+    page = out.read_text(encoding="utf-8")
+    name = display_name_of_manager(mgr)
+    assert name and str(mgr.get_session_id()) not in name
+    assert f"<title>{name}</title>" in page and f"<h1>{name}</h1>" in page
 
 
 def test_demo_graph_page_golden() -> None:

@@ -232,8 +232,8 @@ CORE_ROOMS: dict[str, set[str]] = {
     "paths": set(),
     "tuning": set(),
     "graph": {"view", "format", "tuning"},
-    "export": {"format", "view", "errors", "ids"},
-    "compare": {"format", "view", "errors"},
+    "export": {"format", "index", "view", "errors", "ids"},
+    "compare": {"format", "index", "view", "errors"},
     "checkpoints": {"compare", "view", "sources", "errors", "paths"},
     "sync": {"format", "store", "errors", "paths"},
 }

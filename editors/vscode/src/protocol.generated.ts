@@ -549,7 +549,7 @@ export interface GraphParams {
 export interface GraphResult {
   /** The graph as one SVG element (nodes carry `data-id` and `data-i`). */
   svg: string;
-  /** The drawn nodes in row order: id, kind (entry|run|more), type, row, lane, parent (index), text, count, and when set role, label, firstId, kinds, active, leaf, tip, branchPoint; a `more` node (branches of a wide fan not drawn) has fanParent and fanOffset, the page to ask for. */
+  /** The drawn nodes in row order: id, kind (entry|run|more), type, row, lane, parent (index), text, count, and when set role, label, firstId, kinds, active, leaf, tip, branchPoint; a `more` node (branches of a wide fan not drawn) has fanParent and fanOffset, the page to ask for. In another agent's transcript the lines the tree view's default filter hides are folded into the next node of their chain: an entry node's count is then more than 1 and its kinds count the folded entries (custom entries by custom type). */
   nodes: Record<string, unknown>[];
   /** Entries in the session. */
   entries: number;

@@ -40,7 +40,10 @@ class GraphResult:
     nodes: list[JSONObject] = _list(
         "The drawn nodes in row order: id, kind (entry|run|more), type, row, lane, parent (index), text, count, "
         "and when set role, label, firstId, kinds, active, leaf, tip, branchPoint; a `more` node (branches "
-        "of a wide fan not drawn) has fanParent and fanOffset, the page to ask for."
+        "of a wide fan not drawn) has fanParent and fanOffset, the page to ask for. In another agent's "
+        "transcript the lines the tree view's default filter hides are folded into the next node of their "
+        "chain: an entry node's count is then more than 1 and its kinds count the folded entries (custom "
+        "entries by custom type)."
     )
     entries: int = _req("Entries in the session.")
     lanes: int = _req("Lanes drawn.")

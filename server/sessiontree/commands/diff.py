@@ -32,7 +32,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sessiontree.core.compare import compare_nodes, render_side
+    from sessiontree.core.compare import compare_nodes, side_parts
 
     mgr = open_for_viewing("diff", args.file)
     if mgr is None:
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     out(f"common ancestor: {cmp.ancestor_id or '(none: different roots)'}  {cmp.ancestor_text}")
     for name, side in (("A", cmp.a), ("B", cmp.b)):
         out(
-            f"{name}: {side.node_id}  {counted(len(side.entries), 'entry')} since, {counted(len(side.files), 'file')}, "
+            f"{name}: {side.node_id}  {counted(len(side.skeletons), 'entry')} since, {counted(len(side.files), 'file')}, "
             f"{counted(len(side.commands), 'command')}"
         )
     paths = list(dict.fromkeys([f.path for f in cmp.a.files] + [f.path for f in cmp.b.files]))
@@ -69,5 +69,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     for which in ("a", "b"):
         print()
-        sys.stdout.write(terminal_safe(render_side(cmp, which), lines=True))
+        # each side's document as it is made, a page of entries at a time (whole lines)
+        for part in side_parts(cmp, which):
+            sys.stdout.write(terminal_safe(part, lines=True))
     return EXIT_OK

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
@@ -53,6 +52,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sessiontree.core.discovery import display_name_of_manager
     from sessiontree.core.graph import build_graph, render_html, render_svg
 
     if args.collapse is not None and args.collapse < 0:
@@ -74,8 +74,8 @@ def run(args: argparse.Namespace) -> int:
             return entry_not_found("graph", args.leaf)
         leaf = args.leaf
     graph = build_graph(mgr, collapse=args.collapse, leaf_id=leaf, pages=pages, fan=args.fan)
-    name = mgr.get_session_name()
-    graph.title = name if isinstance(name, str) and name else os.path.basename(args.file)
+    # the name the sidebars and `ls` show the session under
+    graph.title = display_name_of_manager(mgr)
     if args.json:
         out = json.dumps(graph.to_dict(), ensure_ascii=False) + "\n"
     elif args.svg:

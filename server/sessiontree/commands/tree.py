@@ -175,6 +175,19 @@ def row_line(row: Any, *, full_art: bool = False, color: bool = False, id_width:
     return "".join(parts)
 
 
+def footer_line(page: Any, *, total_entries: int, color: bool = False) -> str:
+    """The footer: rows shown, the leaf, the filter mode's suffix."""
+    from sessiontree.core.format.words import counted
+
+    shown = (
+        f"{page.total} of {counted(total_entries, 'entry')}"
+        if page.total != total_entries
+        else counted(page.total, "entry")
+    )
+    leaf = page.leaf_id if page.leaf_id is not None else "(none)"
+    return _sgr(_DIM, f"({shown}, leaf {leaf}){page.footer_suffix()}", color)
+
+
 def render(
     page: Any,
     *,
@@ -186,16 +199,12 @@ def render(
     """The lines `tree` prints for a view page: the rows, then the footer."""
     id_width = max((len(r.id) for r in page.rows), default=0) if ids else None
     out = [row_line(r, full_art=full_art, color=color, id_width=id_width) for r in page.rows]
-    from sessiontree.core.format.words import counted
-
-    shown = (
-        f"{page.total} of {counted(total_entries, 'entry')}"
-        if page.total != total_entries
-        else counted(page.total, "entry")
-    )
-    leaf = page.leaf_id if page.leaf_id is not None else "(none)"
-    out.append(_sgr(_DIM, f"({shown}, leaf {leaf}){page.footer_suffix()}", color))
+    out.append(footer_line(page, total_entries=total_entries, color=color))
     return out
+
+
+#: Rows drawn at a time: what `tree` holds of a big session is a page of rows, not all.
+TREE_PAGE = 2000
 
 
 def run(args: argparse.Namespace) -> int:
@@ -235,24 +244,55 @@ def _print(mgr: Any, path: str, args: argparse.Namespace) -> int:
         if mgr.get_entry(args.leaf) is None:
             return entry_not_found("tree", args.leaf)
         leaf = args.leaf
-    page = build_view(mgr, filter=args.filter, search=args.search, leaf_id=leaf)
+
+    def page_at(offset: int) -> Any:
+        return build_view(
+            mgr, filter=args.filter, search=args.search, leaf_id=leaf, offset=offset, limit=TREE_PAGE
+        )
+
+    first = page_at(0)
+
+    def pages() -> Iterator[Any]:
+        # the rows a page at a time, each written before the next is made
+        yield first
+        for offset in range(TREE_PAGE, first.total, TREE_PAGE):
+            yield page_at(offset)
+
+    write = sys.stdout.write
     if args.json:
-        out = {
+        head = {
             "path": os.path.abspath(path),
             "filter": args.filter,
-            "leafId": page.leaf_id,
-            "total": page.total,
-            "selectedIndex": page.selected_index,
-            "rows": [r.to_dict() for r in page.rows],
+            "leafId": first.leaf_id,
+            "total": first.total,
+            "selectedIndex": first.selected_index,
         }
-        sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
+        # `json.dumps({... "rows": [...]}, indent=2)`, its rows written as they come
+        text = json.dumps(head, ensure_ascii=False, indent=2)
+        write(text[:-2] + ',\n  "rows": [')
+        started = False
+        for page in pages():
+            parts = []
+            for r in page.rows:
+                row = json.dumps(r.to_dict(), ensure_ascii=False, indent=2).replace("\n", "\n    ")
+                parts.append(("," if started else "") + "\n    " + row)
+                started = True
+            write("".join(parts))
+        write("\n  ]\n}\n" if started else "]\n}\n")
         return EXIT_OK
-    lines = render(
-        page,
-        total_entries=len(mgr.index),
-        full_art=args.full_art,
-        color=use_color(args.color),
-        ids=args.ids,
-    )
-    sys.stdout.write("\n".join(lines) + "\n")
+    color = use_color(args.color)
+    id_width: int | None = None
+    if args.ids:
+        lengths = {len(i) for i in mgr.index.ids() if isinstance(i, str)}
+        # every id as long as the others (an agent's ids are): no pass over the rows first
+        id_width = (
+            lengths.pop()
+            if len(lengths) == 1
+            else max((len(r.id) for page in pages() for r in page.rows), default=0)
+        )
+    for page in pages():
+        if page.rows:
+            lines = [row_line(r, full_art=args.full_art, color=color, id_width=id_width) for r in page.rows]
+            write("\n".join(lines) + "\n")
+    write(footer_line(first, total_entries=len(mgr.index), color=color) + "\n")
     return EXIT_OK

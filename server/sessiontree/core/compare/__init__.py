@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from .diff import Comparison, Side, compare_nodes, render_side
-from .effects import Command, FileChange, FileEffect, Hunk, code_effects
+from .diff import Comparison, Side, compare_nodes, render_side, side_parts
+from .effects import CodeEffects, Command, FileChange, FileEffect, Hunk, code_effects
 
 __all__ = [
+    "CodeEffects",
     "Command",
     "Comparison",
     "FileChange",
@@ -15,4 +16,5 @@ __all__ = [
     "code_effects",
     "compare_nodes",
     "render_side",
+    "side_parts",
 ]

@@ -3,35 +3,38 @@ each side did to the code (`effects.code_effects`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import EntryNotFoundError
 from ..format.content import content_text
+from ..index import Skeleton, gc_paused
 from ..view.display import display_text, format_tool_call
-from .effects import Command, FileChange, code_effects
+from .effects import CodeEffects, Command, FileChange
 
-__all__ = ["Comparison", "Side", "compare_nodes", "render_side"]
+__all__ = ["Comparison", "Side", "compare_nodes", "render_side", "side_parts"]
 
 _RESULT_LINES = 12
-_BULK_ABOVE = 2000
+#: Entries of a side read at a time.
+PAGE = 1000
 
 
 @dataclass
 class Side:
-    """One node and the part of its path below the common ancestor."""
+    """One node and the part of its path below the common ancestor (its skeletons: the
+    entries are read a page at a time, `Comparison.pages`)."""
 
     node_id: str
     text: str
-    entries: list[dict[str, Any]] = field(default_factory=list)
+    skeletons: list[Skeleton] = field(default_factory=list)
     files: list[FileChange] = field(default_factory=list)
     commands: list[Command] = field(default_factory=list)
 
     @property
     def entry_ids(self) -> list[str]:
         """Ids of the entries since the common ancestor, root side first."""
-        return [e["id"] for e in self.entries if isinstance(e.get("id"), str)]
+        return [sk.id for sk in self.skeletons if isinstance(sk.id, str)]
 
 
 @dataclass
@@ -42,6 +45,19 @@ class Comparison:
     ancestor_text: str
     a: Side
     b: Side
+    read: Callable[[list[Skeleton]], list[dict[str, Any]]] | None = None
+    """How a page of a side's entries is read (the session's, by `compare_nodes`)."""
+
+    def pages(self, which: str, size: int | None = None) -> Iterator[list[dict[str, Any]]]:
+        """The entries of side ``which`` ("a" or "b") since the ancestor, ``size`` (default
+        `PAGE`) at a time."""
+        side = self.a if which == "a" else self.b
+        if self.read is None:
+            return
+        sks = side.skeletons
+        step = max(1, size or PAGE)
+        for i in range(0, len(sks), step):
+            yield self.read(sks[i : i + step])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (camelCase)."""
@@ -73,7 +89,10 @@ def _line(entry: Mapping[str, Any] | None) -> str:
 
 
 def compare_nodes(manager: Any, a: str, b: str) -> Comparison:
-    """Compare the nodes ``a`` and ``b`` of ``manager``'s session (read only)."""
+    """Compare the nodes ``a`` and ``b`` of ``manager``'s session (read only).
+
+    Each side's entries are read a page at a time for its code effects; `render_side`
+    reads them again for its messages: what is held is a page, not the sides."""
     index = manager.index
     pa, pb = index.path_to_root(a), index.path_to_root(b)
     if not pa:
@@ -88,18 +107,23 @@ def compare_nodes(manager: Any, a: str, b: str) -> Comparison:
     ancestor = pa[common - 1] if common else None
     cwd = manager.get_cwd()
 
-    def side(node: str, path: list[str]) -> Side:
-        if len(path) - common > _BULK_ABOVE:
-            # a long side: one sequential read of the path beats an entry-by-entry one
-            entries = list(manager.get_branch(node))[common:]
-        else:
-            entries = [e for e in (manager.get_entry(i) for i in path[common:]) if e is not None]
-        files, commands = code_effects(entries, cwd)
-        return Side(node, _line(manager.get_entry(node)), entries, files, commands)
+    def read(sks: list[Skeleton]) -> list[dict[str, Any]]:
+        # a page of a side, one sequential read (parsing makes no cycles for the collector)
+        with gc_paused():
+            return list(index.entries_in_order(sks))
 
-    return Comparison(
-        ancestor, _line(manager.get_entry(ancestor)) if ancestor else "", side(a, pa), side(b, pb)
+    cmp = Comparison(
+        ancestor, _line(manager.get_entry(ancestor)) if ancestor else "", Side(a, ""), Side(b, ""), read
     )
+    for which, node in (("a", a), ("b", b)):
+        side = cmp.a if which == "a" else cmp.b
+        side.skeletons = index.path_skeletons(node)[common:]
+        found = CodeEffects(cwd)
+        for page in cmp.pages(which):
+            found.feed(page)
+        side.text = _line(manager.get_entry(node))
+        side.files, side.commands = found.files, found.commands
+    return cmp
 
 
 def _entry_lines(entry: Mapping[str, Any]) -> list[str]:
@@ -145,13 +169,14 @@ def _hunk_lines(old: str | None, new: str) -> list[str]:
     return out
 
 
-def render_side(cmp: Comparison, which: str) -> str:
-    """One side as a text document: what the diff editor shows left or right."""
+def side_parts(cmp: Comparison, which: str) -> Iterator[str]:
+    """`render_side`'s document a part at a time (whole lines each): the head, the files
+    and commands, then the messages a page at a time."""
     s = cmp.a if which == "a" else cmp.b
     out = [
         f"# {which.upper()}: {s.node_id}  {s.text}",
         f"common ancestor: {cmp.ancestor_id or '(none: different roots)'}  {cmp.ancestor_text}",
-        f"entries since the common ancestor: {len(s.entries)}",
+        f"entries since the common ancestor: {len(s.skeletons)}",
         "",
         f"## Files written or edited ({len(s.files)})",
     ]
@@ -170,6 +195,15 @@ def render_side(cmp: Comparison, which: str) -> str:
         f"$ {c.command.splitlines()[0] if c.command else ''}{'  ✗' if c.failed else ''}" for c in s.commands
     ]
     out += ["", "## Messages since the common ancestor"]
-    for e in s.entries:
-        out += ["", *_entry_lines(e)]
-    return "\n".join(out) + "\n"
+    yield "\n".join(out) + "\n"
+    for page in cmp.pages(which):
+        lines: list[str] = []
+        for e in page:
+            lines += ["", *_entry_lines(e)]
+        if lines:
+            yield "\n".join(lines) + "\n"
+
+
+def render_side(cmp: Comparison, which: str) -> str:
+    """One side as a text document: what the diff editor shows left or right."""
+    return "".join(side_parts(cmp, which))

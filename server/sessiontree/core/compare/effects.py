@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,7 @@ from ..view.tool_calls import calls_of
 __all__ = [
     "BASH_TOOLS",
     "READ_TOOLS",
+    "CodeEffects",
     "Command",
     "FileChange",
     "FileEffect",
@@ -240,43 +241,77 @@ def _shown(path: str, cwd: str | None) -> str:
     return path
 
 
+class CodeEffects:
+    """`code_effects` fed a page of entries at a time (`feed`), read at the end (`files`,
+    `commands`): what it holds is the effects found, not the entries. A call is marked
+    failed when an error result with its id comes, before or after it."""
+
+    def __init__(self, cwd: str | None = None) -> None:
+        self.cwd = cwd
+        self.failed_calls: set[str] = set()
+        self.changes: dict[str, FileChange] = {}
+        self.commands: list[Command] = []
+        self._by_call: dict[str, list[FileEffect | Command]] = {}
+
+    def feed(self, entries: Iterable[Mapping[str, Any]]) -> None:
+        """The next entries, in order."""
+        cwd, changes, commands, by_call = self.cwd, self.changes, self.commands, self._by_call
+        failed_calls = self.failed_calls
+        for e in entries:
+            eid = _str(e.get("id"))
+            msg = e.get("message") if e.get("type") == "message" else None
+            if isinstance(msg, Mapping):
+                role = msg.get("role")
+                if role == "toolResult":
+                    if msg.get("isError"):
+                        cid = _str(msg.get("toolCallId"))
+                        if cid and cid not in failed_calls:
+                            failed_calls.add(cid)
+                            for item in by_call.pop(cid, ()):
+                                item.failed = True
+                    continue
+                if role == "bashExecution":
+                    code = msg.get("exitCode")
+                    commands.append(Command(_str(msg.get("command")) or "", eid, bool(code) and code != 0))
+                    continue
+            for call in calls_of(e):
+                name = _str(call.get("name")) or ""
+                args = call.get("arguments")
+                if not isinstance(args, Mapping):
+                    continue
+                cid = _str(call.get("id"))
+                failed = cid is not None and cid in failed_calls
+                made: list[FileEffect | Command] = []
+                if name in BASH_TOOLS:
+                    cmd = _str(args.get("command"))
+                    if cmd is not None:
+                        command = Command(cmd, eid, failed)
+                        commands.append(command)
+                        made.append(command)
+                else:
+                    for eff in effects_of_call(name, args, eid, cid):
+                        eff.failed = failed
+                        key = _key(eff.path, cwd)
+                        change = changes.get(key)
+                        if change is None:
+                            change = changes[key] = FileChange(
+                                _shown(key if os.path.isabs(key) else eff.path, cwd)
+                            )
+                        change.effects.append(eff)
+                        made.append(eff)
+                if made and cid is not None and not failed:
+                    by_call.setdefault(cid, []).extend(made)
+
+    @property
+    def files(self) -> list[FileChange]:
+        """Files changed, in the order first touched."""
+        return list(self.changes.values())
+
+
 def code_effects(
     entries: Sequence[Mapping[str, Any]], cwd: str | None = None
 ) -> tuple[list[FileChange], list[Command]]:
     """Files changed (in the order first touched) and commands run by ``entries``."""
-    failed_calls: set[str] = set()
-    for e in entries:
-        msg = e.get("message") if e.get("type") == "message" else None
-        if isinstance(msg, Mapping) and msg.get("role") == "toolResult" and msg.get("isError"):
-            cid = _str(msg.get("toolCallId"))
-            if cid:
-                failed_calls.add(cid)
-    changes: dict[str, FileChange] = {}
-    commands: list[Command] = []
-    for e in entries:
-        eid = _str(e.get("id"))
-        msg = e.get("message") if e.get("type") == "message" else None
-        if isinstance(msg, Mapping) and msg.get("role") == "bashExecution":
-            code = msg.get("exitCode")
-            commands.append(Command(_str(msg.get("command")) or "", eid, bool(code) and code != 0))
-            continue
-        for call in calls_of(e):
-            name = _str(call.get("name")) or ""
-            args = call.get("arguments")
-            if not isinstance(args, Mapping):
-                continue
-            cid = _str(call.get("id"))
-            failed = cid is not None and cid in failed_calls
-            if name in BASH_TOOLS:
-                cmd = _str(args.get("command"))
-                if cmd is not None:
-                    commands.append(Command(cmd, eid, failed))
-                continue
-            for eff in effects_of_call(name, args, eid, cid):
-                eff.failed = failed
-                key = _key(eff.path, cwd)
-                change = changes.get(key)
-                if change is None:
-                    change = changes[key] = FileChange(_shown(key if os.path.isabs(key) else eff.path, cwd))
-                change.effects.append(eff)
-    return list(changes.values()), commands
+    found = CodeEffects(cwd)
+    found.feed(entries)
+    return found.files, found.commands

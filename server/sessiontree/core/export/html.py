@@ -10,7 +10,7 @@ from ..format.markup import css_class
 from ..format.markup import html as escape
 from .conversation import Branch, Folded, Image, Item, Message, Note, Text, Thinking, ToolCall
 
-__all__ = ["render_html"]
+__all__ = ["HtmlDocument", "render_html"]
 
 _STYLE = """
 body { max-width: 60em; margin: 2em auto; padding: 0 1em; font: 15px/1.5 system-ui, sans-serif; color: #222; background: #fff; }
@@ -80,31 +80,53 @@ def _message(m: Message) -> str:
     return "".join(out)
 
 
+def _item(item: Item) -> str:
+    if isinstance(item, Message):
+        return _message(item)
+    if isinstance(item, Note):
+        return f'<p class="note">{escape(item.text)}</p>'
+    if isinstance(item, Folded):
+        lab = f' <span class="label">{escape(item.label)}</span>' if item.label else ""
+        return (
+            f'<div class="folded" id="e-{escape(item.entry_id or "")}"><details><summary>{escape(item.title)}</summary>'
+            f'<div class="text">{escape(item.text)}</div></details>{lab}</div>'
+        )
+    if isinstance(item, Branch):
+        return f'<div class="branch">↳ {escape(item.title)}</div>'
+    return ""
+
+
+class HtmlDocument:
+    """The page a part at a time: `head`, then `items` as they come, then `end` (the parts
+    joined are `render_html`'s page)."""
+
+    def head(self, title: str, meta: Sequence[tuple[str, str]]) -> str:
+        """Everything before the first item."""
+        return "\n".join(
+            [
+                "<!DOCTYPE html>",
+                '<html lang="en"><head><meta charset="utf-8">',
+                f'<meta http-equiv="Content-Security-Policy" content="{escape(CSP)}">',
+                '<meta name="referrer" content="no-referrer">',
+                f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>",
+                f"<h1>{escape(title)}</h1>",
+                '<ul class="meta">'
+                + "".join(f"<li><b>{escape(k)}:</b> {escape(v)}</li>" for k, v in meta)
+                + "</ul>",
+            ]
+        )
+
+    def items(self, items: Sequence[Item]) -> str:
+        """Items, a line each."""
+        return "".join("\n" + _item(item) for item in items)
+
+    def end(self, footer: str = "") -> str:
+        """The footer and the end of the page."""
+        tail = f'\n<hr><p class="meta">{escape(footer)}</p>' if footer else ""
+        return tail + "\n</body></html>\n"
+
+
 def render_html(items: Sequence[Item], title: str, meta: Sequence[tuple[str, str]], footer: str = "") -> str:
     """The whole page."""
-    out = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{escape(CSP)}">',
-        '<meta name="referrer" content="no-referrer">',
-        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>",
-        f"<h1>{escape(title)}</h1>",
-        '<ul class="meta">' + "".join(f"<li><b>{escape(k)}:</b> {escape(v)}</li>" for k, v in meta) + "</ul>",
-    ]
-    for item in items:
-        if isinstance(item, Message):
-            out.append(_message(item))
-        elif isinstance(item, Note):
-            out.append(f'<p class="note">{escape(item.text)}</p>')
-        elif isinstance(item, Folded):
-            lab = f' <span class="label">{escape(item.label)}</span>' if item.label else ""
-            out.append(
-                f'<div class="folded" id="e-{escape(item.entry_id or "")}"><details><summary>{escape(item.title)}</summary>'
-                f'<div class="text">{escape(item.text)}</div></details>{lab}</div>'
-            )
-        elif isinstance(item, Branch):
-            out.append(f'<div class="branch">↳ {escape(item.title)}</div>')
-    if footer:
-        out.append(f'<hr><p class="meta">{escape(footer)}</p>')
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+    doc = HtmlDocument()
+    return doc.head(title, meta) + doc.items(items) + doc.end(footer)

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from ..format.markup import html, md_body, md_code_span, md_inline
 from .conversation import Branch, Folded, Image, Item, Message, Note, Text, Thinking, ToolCall
 
-__all__ = ["render_markdown"]
+__all__ = ["MarkdownDocument", "render_markdown"]
 
 
 def _fence(text: str, lang: str = "") -> str:
-    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
+    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2) if "```" in text else 2
     bar = "`" * (longest + 1)
     return f"{bar}{lang}\n{text.rstrip()}\n{bar}"
 
@@ -81,26 +81,54 @@ def _message(m: Message) -> str:
     return "\n".join(out)
 
 
+def _item(item: Item) -> str:
+    if isinstance(item, Message):
+        return _message(item)
+    if isinstance(item, Note):
+        return f"*{md_inline(item.text)}*"
+    if isinstance(item, Folded):
+        lab = f" 🏷 {md_code_span(item.label)}" if item.label else ""
+        eid = f" <sub>{md_code_span(item.entry_id)}</sub>" if item.entry_id else ""
+        return f"> **{md_inline(item.title)}**{lab}{eid}\n\n" + _details(item.title, md_body(item.text))
+    if isinstance(item, Branch):
+        return f"---\n\n### ↳ {md_inline(item.title)}"
+    return ""
+
+
+class MarkdownDocument:
+    """The document a part at a time: `head`, then `items` as they come, then `end`.
+
+    The parts joined are `render_markdown`'s document: the whitespace that ends a part is
+    held back until something follows it (the document ends with one newline)."""
+
+    def __init__(self) -> None:
+        self._pending = ""
+
+    def _out(self, text: str) -> str:
+        text = self._pending + text if self._pending else text
+        body = text.rstrip()
+        self._pending = text[len(body) :]
+        return body
+
+    def head(self, title: str, meta: Sequence[tuple[str, str]]) -> str:
+        """The title and the list of facts."""
+        out = [f"# {md_inline(title)}", ""]
+        out += [f"- **{md_inline(k)}:** {md_inline(v)}" for k, v in meta]
+        return self._out("\n".join(out))
+
+    def items(self, items: Sequence[Item]) -> str:
+        """Items, each after a blank line."""
+        return self._out("".join("\n\n" + _item(item) for item in items))
+
+    def end(self, footer: str = "") -> str:
+        """The footer and the last newline."""
+        tail = f"\n\n---\n\n{md_inline(footer)}" if footer else ""
+        return self._out(tail) + "\n"
+
+
 def render_markdown(
     items: Sequence[Item], title: str, meta: Sequence[tuple[str, str]], footer: str = ""
 ) -> str:
     """The whole document."""
-    out = [f"# {md_inline(title)}", ""]
-    out += [f"- **{md_inline(k)}:** {md_inline(v)}" for k, v in meta]
-    for item in items:
-        out.append("")
-        if isinstance(item, Message):
-            out.append(_message(item))
-        elif isinstance(item, Note):
-            out.append(f"*{md_inline(item.text)}*")
-        elif isinstance(item, Folded):
-            lab = f" 🏷 {md_code_span(item.label)}" if item.label else ""
-            eid = f" <sub>{md_code_span(item.entry_id)}</sub>" if item.entry_id else ""
-            out.append(
-                f"> **{md_inline(item.title)}**{lab}{eid}\n\n" + _details(item.title, md_body(item.text))
-            )
-        elif isinstance(item, Branch):
-            out.append(f"---\n\n### ↳ {md_inline(item.title)}")
-    if footer:
-        out += ["", "---", "", md_inline(footer)]
-    return "\n".join(out).rstrip() + "\n"
+    doc = MarkdownDocument()
+    return doc.head(title, meta) + doc.items(items) + doc.end(footer)

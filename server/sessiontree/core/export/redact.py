@@ -17,7 +17,8 @@ import os
 import re
 import time
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -464,6 +465,9 @@ _BLOB = re.compile(r"[A-Za-z0-9+/=_\-]{64,}")
 _JSONISH = re.compile(r"\s*+(?:\{.*\}|\[.*\]|\".*\")\s*+", re.S)
 _JSON_DEPTH = 4
 _CHECK_EVERY = 4096
+# `Redactor._clean`: strings up to this length, at most this many (then it starts again).
+_CLEAN_LEN = 64
+_CLEAN_MAX = 16384
 
 
 def config_path(env: Mapping[str, str] | None = None) -> str:
@@ -475,6 +479,67 @@ def config_path(env: Mapping[str, str] | None = None) -> str:
         return explicit
     base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".config")
     return os.path.join(base, "sessiontree", CONFIG_FILE)
+
+
+def _needles(exact: set[str], folded: set[str]) -> tuple[list[str], list[str]]:
+    """The fewest triggers to look for that find every text one of them is in: a trigger
+    that holds another (``sk-ant-`` holds ``sk-``), or whose lowercase holds a folded one
+    (``KEY`` and ``key``), is found by that one."""
+    folded = {t for t in folded if not any(o != t and o in t for o in folded)}
+    exact = {
+        t
+        for t in exact
+        if not any(o != t and o in t for o in exact) and not any(f in t.lower() for f in folded)
+    }
+    return sorted(exact), sorted(folded)
+
+
+# a `\\u` escape inside a string (JSON held in a string) can spell a trigger
+_ESCAPE = b"\\\\u"
+
+
+# What a session file's line may hold that its entry, read and written again, shows
+# otherwise: a `\u` or `\/` escape (the character it spells), a blob reference (the blob).
+_RAW_MARKS = (b"\\u", b"\\/", b"blob:")
+
+
+def _flag_hits(
+    raws: list[bytes],
+    flags: list[bool],
+    exact: tuple[bytes, ...],
+    folded: tuple[bytes, ...],
+    extra: tuple[bytes, ...] = (_ESCAPE,),
+) -> None:
+    """Set ``flags[i]`` for each ``raws[i]`` that holds one of ``exact``, one of ``folded``
+    once lowercased, or one of ``extra``. The parts are joined by a newline (in no trigger)
+    and each needle is looked for in the whole; a part found is skipped by the next look."""
+    if not raws:
+        return
+    buf = b"\n".join(raws)
+    starts: list[int] = []
+    at = 0
+    for r in raws:
+        starts.append(at)
+        at += len(r) + 1
+    n = len(raws)
+
+    def mark(hay: bytes, needles: tuple[bytes, ...]) -> None:
+        find = hay.find
+        for t in needles:
+            pos = find(t)
+            while pos >= 0:
+                i = bisect_right(starts, pos) - 1
+                flags[i] = True
+                nxt = i + 1
+                while nxt < n and flags[nxt]:
+                    nxt += 1
+                if nxt >= n:
+                    break
+                pos = find(t, starts[nxt])
+
+    mark(buf, (*exact, *extra))
+    if folded:
+        mark(buf.lower(), folded)
 
 
 @dataclass(frozen=True)
@@ -518,12 +583,21 @@ class Redactor:
         # substring searches in C) settles them, instead of every pattern on every string.
         # A pattern without triggers (a user's) sends every entry through.
         if all(p.triggers for p in self.patterns):
-            self._exact = tuple({t.encode() for p in self.patterns if not p.lower for t in p.triggers})
-            self._folded = tuple({t.encode() for p in self.patterns if p.lower for t in p.triggers})
+            exact, folded = _needles(
+                {t for p in self.patterns if not p.lower for t in p.triggers},
+                {t for p in self.patterns if p.lower for t in p.triggers},
+            )
+            self._exact = tuple(t.encode() for t in exact)
+            self._folded = tuple(t.encode() for t in folded)
+            self._exact_s, self._folded_s = tuple(exact), tuple(folded)
             self._gated = True
         else:
             self._exact, self._folded, self._gated = (), (), False
+            self._exact_s, self._folded_s = (), ()
         self._ticks = 0
+        # Strings redaction left as they were (at the outermost depth, where JSON held in
+        # them is looked into too): keys and short values recur in every entry.
+        self._clean: dict[str, None] = {}
 
     def set_budget(self, seconds: float) -> None:
         """Allow ``seconds`` from now (0: no limit)."""
@@ -535,21 +609,61 @@ class Redactor:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise ExportBudgetExceeded(self.budget)
 
+    def fork(self) -> Redactor:
+        """A redactor with the same patterns and deadline and counts of its own (what it
+        finds is added to this one's by `absorb`)."""
+        other = Redactor(patterns=self.patterns)
+        other.deadline, other.budget = self.deadline, self.budget
+        other._clean = self._clean  # the same patterns leave the same strings alone
+        return other
+
+    def absorb(self, other: Redactor) -> None:
+        """Count what ``other`` (a `fork`) found after what this one found."""
+        for k, v in other.counts.items():
+            self.counts[k] = self.counts.get(k, 0) + v
+        self.findings.extend(other.findings)
+        self.work += other.work
+
     def _may_hold_secrets(self, entry: Mapping[str, Any]) -> bool:
+        return self._gate([entry])[0]
+
+    def _gate(self, entries: Sequence[Mapping[str, Any]]) -> list[bool]:
+        """For each entry, whether its JSON holds a trigger of some pattern (else nothing in
+        it can be redacted). One buffer per call: each trigger is looked for once in the
+        entries' JSON joined, not once per entry."""
+        n = len(entries)
         if not self._gated:
-            return True
-        try:
-            raw = orjson.dumps(entry)
-        except TypeError:
-            return True
-        if any(t in raw for t in self._exact):
-            return True
-        if self._folded:
-            low = raw.lower()
-            if any(t in low for t in self._folded):
-                return True
-        # a `\u` escape inside a string (JSON held in a string) can spell a trigger
-        return b"\\\\u" in raw
+            return [True] * n
+        flags = [False] * n
+        raws: list[bytes] = []
+        dumps = orjson.dumps
+        for i, e in enumerate(entries):
+            try:
+                raws.append(dumps(e))
+            except TypeError:
+                raws.append(b"")
+                flags[i] = True
+        _flag_hits(raws, flags, self._exact, self._folded)
+        return flags
+
+    def changed_ids(self, values: Iterable[str]) -> set[str]:
+        """Those of ``values`` (ids) that redaction changes, or that read as a redaction
+        already (so that a changed one may become equal to it). Uses a `fork`: nothing is
+        counted."""
+        distinct = list(dict.fromkeys(v for v in values if isinstance(v, str)))
+        out = {v for v in distinct if "[REDACTED:" in v}
+        if self._gated:
+            raws = [v.encode("utf-8", "surrogatepass") for v in distinct]
+            flags = [False] * len(distinct)
+            _flag_hits(raws, flags, self._exact, self._folded)
+            # (str.lower folds more than bytes.lower: a few characters outside ASCII)
+            maybe = [v for v, f in zip(distinct, flags, strict=True) if f or not v.isascii()]
+        else:
+            maybe = distinct
+        scratch = self.fork()
+        out.update(v for v in maybe if scratch.string(v) != v)
+        self.work += scratch.work
+        return out
 
     def _spans(self, pat: Pattern, text: str) -> list[tuple[int, int]]:
         """Where ``pat`` finds secrets in ``text`` (built-ins: linear, counted in `work`)."""
@@ -583,9 +697,26 @@ class Redactor:
                 self.check_budget()
         return out
 
+    def _quiet(self, value: str) -> bool:
+        """No trigger of any pattern in ``value``: no pattern can match it (and, nothing
+        being replaced, none can after another's replacement either)."""
+        if not self._gated:
+            return False
+        for t in self._exact_s:
+            if t in value:
+                return False
+        if self._folded_s:
+            low = value.lower()
+            for t in self._folded_s:
+                if t in low:
+                    return False
+        return True
+
     def text(self, value: str, entry_id: str | None = None, *, blob: bool = False) -> str:
         """``value`` with every match replaced (counted, and listed in `findings`). In a
         ``blob`` only a secret that starts the value counts."""
+        if self._quiet(value):
+            return value
         lowered: str | None = None
         for pat in self.patterns:
             if pat.lower and lowered is None:
@@ -619,6 +750,16 @@ class Redactor:
         """One string of an entry: JSON held in it redacted inside (decoded, redacted,
         encoded again when something changed), then the patterns over the string itself."""
         self.check_budget()
+        if value in self._clean:
+            return value
+        done = self._string(value, entry_id, depth)
+        if depth == 0 and done == value and len(value) <= _CLEAN_LEN:
+            if len(self._clean) >= _CLEAN_MAX:
+                self._clean.clear()
+            self._clean[value] = None
+        return done
+
+    def _string(self, value: str, entry_id: str | None, depth: int) -> str:
         if (
             depth < _JSON_DEPTH
             and len(value) >= 2
@@ -634,6 +775,8 @@ class Redactor:
                 if done != inner:
                     compact = ", " not in value and ": " not in value
                     return json.dumps(done, ensure_ascii=False, separators=(",", ":") if compact else None)
+        if self._quiet(value):
+            return value
         return self.text(value, entry_id, blob=_BLOB.fullmatch(value) is not None)
 
     def _field(self, key: str, value: str, entry_id: str | None) -> str | None:
@@ -676,9 +819,39 @@ class Redactor:
         eid = entry.get("id")
         return self.value(dict(entry), eid if isinstance(eid, str) else None)  # type: ignore[no-any-return]
 
-    def entries(self, entries: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Redacted copies of ``entries``."""
-        return [self.entry(e) for e in entries]
+    def raw_maybe(self, raws: Sequence[bytes | None]) -> list[bool]:
+        """For each line of a session file (None: not a line, an entry held in memory),
+        whether its entry may hold a trigger: False only when the line holds none, nor
+        anything its entry shows otherwise (`_RAW_MARKS`), so the entry cannot either (its
+        other strings and keys are the line's own). Cheaper than `_gate` (no serializing)."""
+        if not self._gated:
+            return [True] * len(raws)
+        flags = [r is None for r in raws]
+        _flag_hits([r or b"" for r in raws], flags, self._exact, self._folded, _RAW_MARKS)
+        return flags
+
+    def entries(
+        self, entries: Iterable[Mapping[str, Any]], maybe: Sequence[bool] | None = None
+    ) -> list[dict[str, Any]]:
+        """Redacted copies of ``entries`` (the gate of `entry` looked at for all at once).
+        ``maybe`` (`raw_maybe` of their lines): only those may hold a trigger; the gate looks
+        at them alone."""
+        batch = entries if isinstance(entries, Sequence) else list(entries)
+        if maybe is None:
+            gate = self._gate(batch)
+        else:
+            some = [e for e, m in zip(batch, maybe, strict=True) if m]
+            found = iter(self._gate(some))
+            gate = [next(found) if m else False for m in maybe]
+        out: list[dict[str, Any]] = []
+        for e, may in zip(batch, gate, strict=True):
+            self.check_budget()
+            if not may:
+                out.append(dict(e))
+                continue
+            eid = e.get("id")
+            out.append(self.value(dict(e), eid if isinstance(eid, str) else None))
+        return out
 
     @property
     def total(self) -> int:

@@ -96,7 +96,13 @@ def md_inline(value: Any) -> str:
     """``value`` as one line of Markdown inline text that renders as the text itself: no
     raw HTML, no link or image, no line break that would start another block."""
     s = value if isinstance(value, str) else str(value)
-    return _SPACES.sub(" ", _NOT_XML.sub("\ufffd", s)).strip().translate(_MD_INLINE)
+    if s.isprintable():
+        # nothing XML refuses, no whitespace but the space (the common case, without a regex)
+        if "  " in s:
+            s = _SPACES.sub(" ", s)
+    else:
+        s = _SPACES.sub(" ", _NOT_XML.sub("\ufffd", s))
+    return s.strip().translate(_MD_INLINE)
 
 
 _TICKS = re.compile(r"`+")
@@ -107,7 +113,7 @@ def md_code_span(value: Any) -> str:
     the longest run inside, so nothing in it can end the span; code spans render their
     content literally (no HTML, no links)."""
     s = _SPACES.sub(" ", value if isinstance(value, str) else str(value)).strip()
-    longest = max((len(m) for m in _TICKS.findall(s)), default=0)
+    longest = max((len(m) for m in _TICKS.findall(s)), default=0) if "`" in s else 0
     bar = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") or not s else ""
     return f"{bar}{pad}{s}{pad}{bar}"

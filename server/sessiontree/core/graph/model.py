@@ -5,6 +5,14 @@ children), so a branch reads top to bottom like `git log --graph`. A *chain* is 
 its first children; every chain gets one lane for the rows from its branch point to its
 last node, assigned greedily so that no two chains share a lane over the same rows.
 
+In another agent's transcript (a Claude Code or Codex session: the manager's ``agent``),
+the lines the tree view's default filter hides (progress, meta, title and bookkeeping
+lines, assistant lines with only a tool call: `view.filters.keeps`) are folded into the
+next node of their chain (at a chain's end, into the node before them), unless they shape
+the tree (a branch point, the leaf, a labelled entry): the graph shows the rows its sidebar
+shows, not a node per line. A node's ``count`` counts them with it. A pi-family session's
+graph draws every entry (its hidden settings entries are few and named).
+
 Entries that say nothing about the tree's shape (one parent with one child, no label, not a
 compaction or branch summary, not the leaf) are folded into *runs* when a session is large,
 so a 100,000-entry session draws as a few thousand nodes: a run node holds the count of its
@@ -26,6 +34,7 @@ from typing import Any
 from ..format.words import counted
 from ..tuning import bound
 from ..view.display import display_text
+from ..view.filters import keeps
 from ..view.tool_calls import calls_of
 
 __all__ = [
@@ -80,11 +89,13 @@ class GraphNode:
     text: str = ""
     label: str | None = None
     count: int = 1
-    """Entries the node stands for (1 for an entry)."""
+    """Entries the node stands for: 1 for an entry, more when entries the tree view hides
+    are folded into it."""
     first_id: str | None = None
     """A run's first entry."""
     kinds: dict[str, int] = field(default_factory=dict)
-    """A run's entries by kind (``user``, ``assistant``, ``toolResult``, entry types)."""
+    """A run's entries by kind (``user``, ``assistant``, ``toolResult``, entry types); for an
+    entry, the kinds of the hidden entries folded into it (custom entries by custom type)."""
     active: bool = False
     """On the path from the root to the current leaf."""
     leaf: bool = False
@@ -197,12 +208,15 @@ def build_graph(
     pages: Mapping[str, int] | None = None,
     fan: int | None = None,
     max_nodes: int | None = None,
+    fold_hidden: bool | None = None,
 ) -> Graph:
     """Lay out ``manager``'s tree.
 
     ``collapse``: fold runs of at least this many linear entries into one node; ``0`` never
-    folds; ``None`` (the default) folds runs of 2 or more only in sessions of more than
-    `AUTO_COLLAPSE_ABOVE` entries. ``leaf_id`` overrides the highlighted leaf. ``fan``
+    folds (not even the entries the tree view hides: every entry is a node); ``None`` (the
+    default) folds runs of 2 or more only in sessions of more than `AUTO_COLLAPSE_ABOVE`
+    entries. ``fold_hidden``: fold the entries the tree view hides into the next node
+    (default: in another agent's transcript, unless ``collapse`` is 0). ``leaf_id`` overrides the highlighted leaf. ``fan``
     (default `fan_max()`): children of a node drawn at once; ``pages``: for a parent id, the
     index of the first child to draw (a "more" node's ``fanOffset``). ``max_nodes`` (default
     `nodes_max()`): the most nodes drawn.
@@ -213,6 +227,8 @@ def build_graph(
     active = set(index.path_to_root(leaf)) if leaf is not None else set()
     labels: Mapping[str, str] = index.labels
     total = len(index)
+    if fold_hidden is None:
+        fold_hidden = collapse != 0 and isinstance(getattr(manager, "agent", None), str)
     if collapse is None:
         collapse = 2 if total > AUTO_COLLAPSE_ABOVE else 0
     texts = _Texts(manager, home)
@@ -221,11 +237,60 @@ def build_graph(
     max_nodes = nodes_max() if max_nodes is None else max(1, max_nodes)
     pages = pages or {}
 
+    def hides(eid: str) -> bool:
+        """The tree view does not show it and it does not shape the tree by itself."""
+        if not fold_hidden or eid == leaf or eid in labels:
+            return False
+        sk = index.skeleton(eid)
+        return sk is not None and not keeps(sk, eid, leaf, "default", labels)
+
+    # Subtrees of hidden entries only (a label entry hanging off an entry, a progress line at
+    # a chain's end): the entries each holds, folded into the node above; 0: not all hidden.
+    gone_memo: dict[str, int] = {}
+
+    def gone(eid: str) -> int:
+        if eid in gone_memo:
+            return gone_memo[eid]
+        todo: list[tuple[str, bool]] = [(eid, False)]
+        while todo:
+            x, after = todo.pop()
+            if x in gone_memo:
+                continue
+            if not after:
+                if not hides(x):
+                    gone_memo[x] = 0
+                    continue
+                todo.append((x, True))
+                todo.extend((c, False) for c in children.get(x, empty) if c not in gone_memo)
+                continue
+            total = 1
+            for c in children.get(x, empty):
+                size = gone_memo.get(c, 0)
+                if not size:
+                    total = 0
+                    break
+                total += size
+            gone_memo[x] = total
+        return gone_memo[eid]
+
+    def drawn_kids(eid: str) -> list[str]:
+        kids = children.get(eid, empty)
+        if not fold_hidden or not kids:
+            return kids
+        return [k for k in kids if not gone(k)]
+
+    def gone_kids(eid: str) -> list[str]:
+        if not fold_hidden:
+            return empty
+        return [k for k in children.get(eid, empty) if gone(k)]
+
     # An entry whose parent has one child and which has one child, unmarked: foldable.
     branch_starts: set[str] = set(roots)
-    for kids in children.values():
+    for pid, kids in children.items():
         if len(kids) > 1:
-            branch_starts.update(kids)
+            shown = drawn_kids(pid)
+            if len(shown) > 1:
+                branch_starts.update(shown)
 
     def plain(eid: str) -> bool:
         if eid in branch_starts or eid == leaf or eid in labels:
@@ -237,9 +302,23 @@ def build_graph(
 
     nodes: list[GraphNode] = []
 
+    def fold_kind(eid: str, into: dict[str, int]) -> None:
+        sk = index.skeleton(eid)
+        if sk is None:
+            return
+        k = sk.custom_type if sk.type == "custom" and isinstance(sk.custom_type, str) else _kind_of(sk)
+        into[k] = into.get(k, 0) + 1
+
+    def fold_subtree(eid: str, into: dict[str, int]) -> None:
+        todo = [eid]
+        while todo:
+            x = todo.pop()
+            fold_kind(x, into)
+            todo.extend(children.get(x, empty))
+
     def emit_entry(eid: str, parent: int | None) -> int:
         sk = index.skeleton(eid)
-        kids = children.get(eid, empty)
+        kids = drawn_kids(eid)
         node = GraphNode(
             id=eid,
             kind="entry",
@@ -254,8 +333,20 @@ def build_graph(
             tip=not kids,
             branch_point=len(kids) > 1,
         )
+        for k in gone_kids(eid):
+            node.count += gone(k)
+            fold_subtree(k, node.kinds)
         nodes.append(node)
         return len(nodes) - 1
+
+    def take(node: int, pending: tuple[int, dict[str, int]] | None) -> int:
+        """Hidden entries before the node (in its chain) folded into it."""
+        if pending is not None:
+            n = nodes[node]
+            n.count += pending[0]
+            for k, v in pending[1].items():
+                n.kinds[k] = n.kinds.get(k, 0) + v
+        return node
 
     def emit_run(run: list[str], parent: int | None) -> int:
         kinds: dict[str, int] = {}
@@ -305,17 +396,34 @@ def build_graph(
         )
 
     # Iterative preorder: a deep session must not hit the recursion limit. A stack item is
-    # an entry to draw, or a "more" node to draw: (owner, first hidden id, count, offset).
-    Item = tuple[str, int | None, tuple[str, str, int, int, bool] | None]
-    stack: list[Item] = [(r, None, None) for r in reversed(_page(roots, "", pages, fan, active))]
+    # an entry to draw, or a "more" node to draw: (owner, first hidden id, count, offset);
+    # with the hidden entries folded on the way to it (their count and kinds).
+    Pending = tuple[int, dict[str, int]] | None
+    Item = tuple[str, int | None, tuple[str, str, int, int, bool] | None, Pending]
+    stack: list[Item] = [(r, None, None, None) for r in reversed(_page(roots, "", pages, fan, active))]
     truncated = False
     while stack:
         if len(nodes) >= max_nodes:
             truncated = True
             break
-        eid, parent, more = stack.pop()
+        eid, parent, more, pending = stack.pop()
         if more is not None:
             emit_more(*more, parent=parent)
+            continue
+        kids = drawn_kids(eid)
+        if hides(eid) and len(kids) <= 1 and (kids or parent is not None):
+            # folded into the next node of its chain, or (at its end) into the node above
+            count, kinds = pending if pending is not None else (0, {})
+            kinds = dict(kinds)
+            fold_kind(eid, kinds)
+            count += 1
+            for k in gone_kids(eid):
+                count += gone(k)
+                fold_subtree(k, kinds)
+            if kids:
+                stack.append((kids[0], parent, None, (count, kinds)))
+            elif parent is not None:
+                take(parent, (count, kinds))
             continue
         if collapse and plain(eid):
             run = [eid]
@@ -324,24 +432,21 @@ def build_graph(
                 run.append(nxt)
                 nxt = children[nxt][0]
             if len(run) >= collapse:
-                parent = emit_run(run, parent)
-            else:
-                for rid in run:
-                    parent = emit_entry(rid, parent)
-            stack.append((nxt, parent, None))
-            continue
-        me = emit_entry(eid, parent)
-        kids = children.get(eid, empty)
+                parent = take(emit_run(run, parent), pending)
+                stack.append((nxt, parent, None, None))
+                continue
+            # too short to fold: drawn entry by entry (each may be one the view hides)
+        me = take(emit_entry(eid, parent), pending)
         if len(kids) <= fan:
-            stack.extend((kid, me, None) for kid in reversed(kids))
+            stack.extend((kid, me, None, None) for kid in reversed(kids))
             continue
         start, shown = _fan_page(kids, pages.get(eid, 0), fan, active)
         end = start + fan
         if end < len(kids):
-            stack.append(("", me, (eid, kids[end], len(kids) - end, end, True)))
-        stack.extend((kid, me, None) for kid in reversed(shown))
+            stack.append(("", me, (eid, kids[end], len(kids) - end, end, True), None))
+        stack.extend((kid, me, None, None) for kid in reversed(shown))
         if start > 0:
-            stack.append(("", me, (eid, kids[0], start, max(0, start - fan), False)))
+            stack.append(("", me, (eid, kids[0], start, max(0, start - fan), False), None))
 
     lanes = _assign_lanes(nodes)
     return Graph(

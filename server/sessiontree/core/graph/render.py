@@ -22,6 +22,10 @@ ROW_HEIGHT = 22
 LANE_WIDTH = 14
 _PAD = 12
 _R = 4.5
+# The width of a character of the page's monospace font (12px: about 7.2 px), a little
+# more: the SVG alone is as wide as its longest text (the page fits the texts to its pane).
+_CHAR_PX = 7.6
+
 
 _KIND_NAMES = {
     "user": "user",
@@ -78,11 +82,37 @@ def _marker(n: GraphNode, x: float, y: float) -> str:
     return f'{ring}<circle class="m" cx="{x:.1f}" cy="{y:.1f}" r="{_R}"/>'
 
 
+def _tooltip(n: GraphNode, text: str) -> str:
+    """A node's tooltip: its whole text (the row may show a part), then what it stands for."""
+    if n.kind == "more":
+        return f"{counted(n.count, 'branch', 'branches')} of {n.fan_parent} not drawn: click to show them"
+    lines = [text] if text else []
+    if n.kind == "run":
+        lines.append(f"{n.id} (from {n.first_id}, {counted(n.count, 'entry', 'entries')})")
+    else:
+        lines.append(n.id)
+        if n.count > 1:
+            what = ", ".join(
+                f"{v} {_KIND_NAMES.get(k, k)}" for k, v in sorted(n.kinds.items(), key=lambda kv: -kv[1])
+            )
+            lines.append(f"and {counted(n.count - 1, 'entry', 'entries')} the tree hides ({what})")
+    return "\n".join(lines)
+
+
 def render_svg(graph: Graph) -> str:
-    """The graph as one ``<svg>`` element (ids in ``data-id``; a run's count in its text)."""
+    """The graph as one ``<svg>`` element (ids in ``data-id``; a run's count in its text).
+
+    Each node's text is in a ``<tspan class="t">`` (the page cuts it to its pane with "…")
+    and whole in the node's ``<title>`` (its tooltip)."""
     nodes = graph.nodes
     text_x = _x(max(graph.lanes, 1)) + 6
-    width = int(text_x + 760)
+    shown: list[str] = []
+    longest = 0
+    for n in nodes:
+        text = _run_text(n) + (f" · {n.text}" if n.text else "") if n.kind == "run" else n.text
+        shown.append(text)
+        longest = max(longest, len(text) + (len(n.label) + 3 if n.label is not None else 0) + 2)
+    width = int(text_x + max(400, longest * _CHAR_PX) + _PAD)
     height = int(_y(len(nodes)) + _PAD)
     edges: list[str] = []
     for n in nodes:
@@ -101,36 +131,36 @@ def render_svg(graph: Graph) -> str:
     parts: list[str] = []
     for i, n in enumerate(nodes):
         x, y = _x(n.lane), _y(n.row)
-        text = _run_text(n) + (f" · {n.text}" if n.text else "") if n.kind == "run" else n.text
+        text = shown[i]
         tag = ""
         if n.label is not None:
             tag = f'<tspan class="tag">[{html(n.label)}]</tspan> '
         lead = "● " if n.leaf else ""
-        title = f"{n.id}" + (f" (from {n.first_id}, {counted(n.count, 'entry')})" if n.kind == "run" else "")
-        if n.kind == "more":
-            title = f"{counted(n.count, 'branch')} of {n.fan_parent} not drawn: click to show them"
         parts.append(
             f'<g class="{_classes(n)}" data-id="{html(n.id)}" data-i="{i}" tabindex="0">'
-            f"<title>{html(title)}</title>"
+            f"<title>{html(_tooltip(n, text))}</title>"
             f'<rect class="hit" x="0" y="{y - ROW_HEIGHT / 2:.1f}" width="{width}" height="{ROW_HEIGHT}"/>'
             f"{_marker(n, x, y)}"
-            f'<text x="{text_x:.1f}" y="{y + 4:.1f}">{lead}{tag}{html(text)}</text></g>'
+            f'<text x="{text_x:.1f}" y="{y + 4:.1f}">{lead}{tag}<tspan class="t">{html(text)}</tspan></text></g>'
         )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="sessiontree-graph" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}" data-nodes="{len(nodes)}" '
-        f'data-entries="{graph.entries}" data-lanes="{graph.lanes}">'
+        f'data-entries="{graph.entries}" data-lanes="{graph.lanes}" data-text-x="{text_x:.1f}">'
         f'<g class="edges">{"".join(edges)}</g><g class="nodes">{"".join(parts)}</g></svg>'
     )
 
 
 _STYLE = """
 :root { color-scheme: light dark; }
+html, body { height: 100%; }
 body { margin: 0; font: 12px/1.4 var(--vscode-editor-font-family, ui-monospace, Menlo, Consolas, monospace);
-  background: var(--vscode-editor-background, #fff); color: var(--vscode-editor-foreground, #222); }
-header { position: sticky; top: 0; left: 0; z-index: 2; padding: 6px 12px; display: flex; flex-wrap: wrap; gap: 16px; align-items: baseline;
+  background: var(--vscode-editor-background, #fff); color: var(--vscode-editor-foreground, #222);
+  display: flex; flex-direction: column; overflow: hidden; }
+header { flex: none; padding: 6px 12px; display: flex; flex-wrap: wrap; gap: 4px 16px; align-items: baseline;
   background: var(--vscode-editor-background, #fff); border-bottom: 1px solid var(--vscode-panel-border, #ddd); }
-header h1 { font-size: 13px; margin: 0; }
+header h1 { font-size: 13px; margin: 0; max-width: 100%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#graph { flex: 1 1 auto; min-height: 0; overflow: auto; }
 header .legend span { margin-right: 10px; opacity: .8; }
 .k-user { color: var(--vscode-charts-green, #2e7d32); } .k-assistant { color: var(--vscode-charts-purple, #7b1fa2); }
 #details { position: fixed; right: 12px; bottom: 12px; max-width: 40em; padding: 8px 10px; display: none;
@@ -190,10 +220,59 @@ _SCRIPT = """
   }
   box.addEventListener("click", (ev) => activate(nodeOf(ev.target)));
   box.addEventListener("keydown", (ev) => { if (ev.key === "Enter") activate(nodeOf(ev.target)); });
+  // The texts fit the pane: the graph is as wide as the pane (never under the header, which
+  // is outside the scrolling box), and a text too long for it ends in "…" (whole in the
+  // node's tooltip). Every width is read before any text is changed: one layout.
+  function fit() {
+    const svg = box.querySelector("svg.sessiontree-graph");
+    if (!svg) return;
+    const textX = Number(svg.dataset.textX) || 0;
+    const height = svg.viewBox.baseVal.height;
+    const width = Math.max(box.clientWidth, textX + 80);
+    svg.setAttribute("width", String(width));
+    svg.setAttribute("viewBox", "0 0 " + width + " " + height);
+    svg.querySelectorAll("rect.hit").forEach((r) => r.setAttribute("width", String(width)));
+    const texts = [...svg.querySelectorAll("g.node text")];
+    const spans = texts.map((t) => {
+      const s = t.querySelector("tspan.t");
+      if (s) {
+        if (s.dataset.full === undefined) s.dataset.full = s.textContent;
+        else s.textContent = s.dataset.full;
+      }
+      return s;
+    });
+    const limit = width - 8;
+    const cuts = [];
+    let ell = 0;
+    texts.forEach((t, i) => {
+      const s = spans[i];
+      const n = t.getNumberOfChars();
+      if (!s || !n || t.getEndPositionOfChar(n - 1).x <= limit) return;
+      if (!ell) ell = 1.5 * t.getComputedTextLength() / n;
+      const own = s.dataset.full.length;
+      let lo = n - own - 1, hi = n - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (t.getEndPositionOfChar(mid).x <= limit - ell) lo = mid; else hi = mid - 1;
+      }
+      cuts.push([s, Math.max(0, lo + 1 - (n - own))]);
+    });
+    for (const [s, keep] of cuts) {
+      let kept = s.dataset.full.slice(0, keep);
+      if (/[\\ud800-\\udbff]$/.test(kept)) kept = kept.slice(0, -1);
+      s.textContent = kept.trimEnd() + "…";
+    }
+  }
+  let fitting = 0;
+  window.addEventListener("resize", () => {
+    if (!fitting) fitting = requestAnimationFrame(() => { fitting = 0; fit(); });
+  });
   function showLeaf() {
     const leaf = box.querySelector("g.node.leaf") || box.querySelector("g.node.active:last-of-type");
-    // vertically only: the rows are as wide as the longest text, the lanes are on the left
-    if (leaf) window.scrollTo({ top: Math.max(0, leaf.getBoundingClientRect().top + window.scrollY - window.innerHeight / 2), left: 0 });
+    if (!leaf) return;
+    // the scrolling box, vertically only: the lanes are on the left
+    const top = leaf.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop;
+    box.scrollTo({ top: Math.max(0, top - box.clientHeight / 2), left: 0 });
   }
   window.addEventListener("message", (ev) => {
     const msg = ev.data || {};
@@ -201,9 +280,11 @@ _SCRIPT = """
       box.innerHTML = msg.svg;
       data = msg.data;
       document.getElementById("count").textContent = msg.summary || "";
+      fit();
       if (msg.follow) showLeaf();
     }
   });
+  fit();
   showLeaf();
   if (vscode) vscode.postMessage({ type: "ready" });
 })();

@@ -469,6 +469,13 @@ class EntryIndex:
         for sk in sorted((sk for sk in sks if sk.offset < 0), key=lambda sk: sk.order):
             yield sk, held[sk.order]
 
+    def entries_in_order(self, sks: list[Skeleton]) -> list[dict[str, Any]]:
+        """The entries of `sks` in their order, read as `stream_entries` reads them (one
+        sequential pass, the LRU and the last bulk answer left as they were): a page of an
+        export or a comparison."""
+        got = {id(sk): e for sk, e in self.stream_entries(sks)}
+        return [got[id(sk)] for sk in sks]
+
     def entries_bulk(self, sks: list[Skeleton]) -> list[dict[str, Any]]:
         """`entries_of(sks)` for many entries: one sequential read, the LRU left as it was.
 

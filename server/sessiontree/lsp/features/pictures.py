@@ -15,7 +15,15 @@ from sessiontree_protocol import types as t
 from sessiontree_protocol.converters import structure
 
 from sessiontree.core.compare import compare_nodes, render_side
-from sessiontree.core.export import FORMATS, ExportInput, export_file_name, read_export, render_export
+from sessiontree.core.discovery import display_name_of_manager
+from sessiontree.core.export import (
+    FORMATS,
+    ExportInput,
+    ExportRun,
+    export_file_name,
+    read_export,
+    read_page,
+)
 from sessiontree.core.export.redact import RedactionConfigError
 from sessiontree.core.graph import build_graph, render_html, render_svg
 from sessiontree.core.graph.render import page_csp, summary_line
@@ -44,8 +52,8 @@ async def graph(ls: SessionTreeServer, p: t.GraphParams) -> t.GraphResult:
             mapping.require_entry(manager, p.leaf_id)
             leaf = p.leaf_id
         g = build_graph(manager, collapse=p.collapse, leaf_id=leaf, pages=p.pages, fan=p.fan)
-        name = manager.get_session_name()
-        g.title = name if isinstance(name, str) and name else f"Session {manager.get_session_id()}"
+        # the name the sidebars show the session under (a transcript's title, not its id)
+        g.title = display_name_of_manager(manager)
         page = render_html(g, nonce=p.nonce, csp_source=p.csp_source) if p.nonce else None
         return t.GraphResult(
             svg=render_svg(g),
@@ -82,31 +90,43 @@ async def export(ls: SessionTreeServer, p: t.ExportParams) -> t.ExportResult:
             mapping.require_entry(manager, p.subtree_id)
         return read_export(manager, leaf_id=leaf, subtree_id=p.subtree_id)
 
-    def render(inp: ExportInput) -> t.ExportResult:
+    def begin(inp: ExportInput) -> tuple[ExportRun, str]:
         try:
-            r = render_export(inp, p.format, redact=p.redact, dry_run=p.dry_run)
+            run = ExportRun(inp, p.format, redact=p.redact, dry_run=p.dry_run)
         except RedactionConfigError as exc:
             raise errors.InvalidParams(
                 f"redaction config: {exc}", {"field": "redact", "reason": str(exc)}
             ) from exc
-        return t.ExportResult(
-            content=r.content,
-            format=r.format,
-            entries=r.entries,
-            leaf_id=r.leaf_id,
-            redacted=r.redacted,
-            redactions=[t.RedactionCount(pattern=k, count=v) for k, v in sorted(r.counts.items())],
-            findings=[structure(f.to_dict(), t.RedactionFinding) for f in r.findings],
-            suggested_name=export_file_name(inp.session_id, p.subtree_id or r.leaf_id, r.format),
-        )
+        return run, run.start()
 
-    # Only the reading holds the session: redacting and rendering a 100,000-entry path takes
-    # seconds, and the tree view's requests must not wait for it. The rendering runs in the
-    # pool of session-less work, not on any session's queue, and every built-in pattern is
-    # linear (it gives the interpreter back between candidates), so requests on other
-    # sessions are answered meanwhile; the export's time budget ends it with -32009.
+    def page(sks: list[Any]) -> list[dict[str, Any]]:
+        return read_page(session.manager, sks)
+
+    # Only the reading holds the session, a page at a time: redacting and rendering a
+    # 100,000-entry path takes seconds, and the tree view's requests must not wait for it.
+    # The rendering runs in the pool of session-less work, not on any session's queue, and
+    # every built-in pattern is linear (it gives the interpreter back between candidates),
+    # so requests on other sessions are answered meanwhile; the export's time budget ends
+    # it with -32009. What is held is a page of entries and the document made so far.
     inp = await ls.registry.call(session, read)
-    return await ls.registry.run(render, inp)
+    run, head = await ls.registry.run(begin, inp)
+    parts = [head]
+    for sks in inp.selection.pages():
+        entries = await ls.registry.call(session, page, sks)
+        parts.append(await ls.registry.run(run.feed, entries))
+    parts.append(await ls.registry.run(run.finish))
+    r = run.result("".join(parts))
+    del parts
+    return t.ExportResult(
+        content=r.content,
+        format=r.format,
+        entries=r.entries,
+        leaf_id=r.leaf_id,
+        redacted=r.redacted,
+        redactions=[t.RedactionCount(pattern=k, count=v) for k, v in sorted(r.counts.items())],
+        findings=[structure(f.to_dict(), t.RedactionFinding) for f in r.findings],
+        suggested_name=export_file_name(inp.session_id, p.subtree_id or r.leaf_id, r.format),
+    )
 
 
 async def diff(ls: SessionTreeServer, p: t.DiffParams) -> t.DiffResult:
