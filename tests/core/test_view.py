@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -539,3 +540,27 @@ def test_search_cache_survives_appends_but_not_a_new_index() -> None:
     m.append_message({"role": "user", "content": "gamma", "timestamp": 3})
     assert build_view(m, search="alpha").total == 0
     assert build_view(m, search="gamma").total == 1
+
+
+def test_a_message_entry_whose_message_is_no_object_is_drawn(tmp_path: Path) -> None:
+    """Another writer's message entry holding a string (or a number) where the message object
+    goes: every command draws it instead of failing on it."""
+    import subprocess
+    import sys
+
+    p = tmp_path / "s.jsonl"
+    p.write_text(
+        '{"type":"session","version":3,"id":"0123456789abcdef","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}\n'
+        '{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":"a string"}\n'
+        '{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"hi","timestamp":1}}\n'
+    )
+    for verb in (["tree", "--filter", "all"], ["context"], ["show"], ["export", "-f", "md"]):
+        r = subprocess.run(
+            [sys.executable, "-m", "sessiontree", *verb, str(p)], capture_output=True, text=True
+        )
+        assert r.returncode == 0 and "Traceback" not in r.stderr, (verb, r.stderr)
+    from sessiontree.core.session import SessionManager
+    from sessiontree.core.view import build_view
+
+    rows = build_view(SessionManager.open(str(p), read_only=True), filter="all").rows
+    assert [r.text for r in rows] == ["[undefined]", "user: hi"]

@@ -237,7 +237,8 @@ def get_user_messages_for_branching(manager: Any) -> list[BranchableMessage]:
         entry = manager.get_entry(eid)
         if entry is None:
             continue
-        text = message_text((entry.get("message") or {}).get("content"))
+        message = entry.get("message")
+        text = message_text(message.get("content")) if isinstance(message, dict) else ""
         if text:
             out.append(BranchableMessage(eid, text))
     return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
@@ -386,7 +386,7 @@ def _build_view(
                 sk.order if sk is not None else None,
                 entry.get("parentId"),
                 entry.get("type") or (sk.type if sk is not None else ""),
-                (entry.get("message") or {}).get("role") if entry.get("type") == "message" else None,
+                _role_of(entry),
                 entry.get("timestamp"),
                 scrub_text(display_text(entry, tool_calls, home)),
             )
@@ -432,3 +432,9 @@ def _build_view(
     if not complete:
         return ViewPage(rows, total, None, leaf, start, filter, complete=False)
     return ViewPage(rows, total, selected, leaf, start, filter)
+
+
+def _role_of(entry: Mapping[str, Any]) -> Any:
+    """A message entry's role (None for another entry, or a message that is no object)."""
+    message = entry.get("message") if entry.get("type") == "message" else None
+    return message.get("role") if isinstance(message, Mapping) else None
