@@ -36,6 +36,7 @@ local win_valid = window.win_valid
 ---@field title string
 ---@field filter string
 ---@field search string|nil
+---@field rows_search string|nil the search the loaded rows answer (a reload for another starts at the top)
 ---@field rows table[] loaded rows
 ---@field first integer offset of rows[1] in the full list (0-based)
 ---@field total integer

@@ -37,6 +37,7 @@ local function accept(state, result, offset)
   state.leaf_id = result.leafId ~= vim.NIL and result.leafId or nil
   state.selected_index = result.selectedIndex
   state.searching = result.complete == false
+  state.rows_search = state.search
 end
 
 --- Take an answer with a `window` (the rows around the selected row, past the first page):
@@ -80,7 +81,9 @@ function M.reload(state, opts)
   state.gen = state.gen + 1
   local gen = state.gen
   local offset, limit = 0, page
-  local keeps_window = not opts.to_selected and #state.rows > 0
+  -- a new query's rows start over: the window of the rows before it means nothing there (and
+  -- a search answered in part has no rows yet that far down)
+  local keeps_window = not opts.to_selected and #state.rows > 0 and state.rows_search == state.search
   if keeps_window then
     offset, limit = state.first, math.max(page, #state.rows)
   end
