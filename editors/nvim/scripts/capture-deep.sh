@@ -31,22 +31,10 @@ corpus="$scratch/work/deep.jsonl"
 
 out="$root/test-artifacts/nvim-deep-100k"
 [ "$entries" = 100000 ] || out="$root/test-artifacts/nvim-deep-$entries"
-tm() { tmux -L "$sock" -f /dev/null "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/tmux-lib.sh"
 capture() {
   tm capture-pane -p -t 0 >"$out-$1.txt"
   tm capture-pane -p -e -t 0 >"$out-$1.ansi"
-}
-# Wait until the screen shows $1 (a fixed string); $2 seconds at most.
-wait_for() {
-  local deadline=$((SECONDS + $2))
-  until tm capture-pane -p -t 0 | grep -qF -- "$1"; do
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      echo "timed out waiting for: $1" >&2
-      tm capture-pane -p -t 0 >&2
-      exit 1
-    fi
-    sleep 0.1
-  done
 }
 
 start=$(date +%s.%N)

@@ -41,18 +41,7 @@ png() { "$venv/bin/python" "$root/editors/nvim/scripts/ansi-to-png.py" "$@"; }
 sed 's/\x1b\[[0-9;]*m//g' "$art/face-cli.ansi" >"$art/face-cli.txt"
 png "$art/face-cli.ansi" "$root/docs/images/face-cli.png" --cols 78
 
-tm() { tmux -L "$sock" -f /dev/null "$@"; }
-wait_for() {
-  local deadline=$((SECONDS + $2))
-  until tm capture-pane -p -t 0 | grep -qF -- "$1"; do
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      echo "timed out waiting for: $1" >&2
-      tm capture-pane -p -t 0 >&2
-      exit 1
-    fi
-    sleep 0.1
-  done
-}
+. "$(dirname "${BASH_SOURCE[0]}")/tmux-lib.sh"
 # capture NAME FILE KEYS WAIT: the sidebar on FILE after KEYS, once WAIT is on screen
 capture() {
   local name=$1 file=$2 keys=$3 until=$4

@@ -1,13 +1,13 @@
 /** Command handlers; every registration is returned for disposal with the extension. */
 import * as vscode from 'vscode';
-import { errorText } from './client';
 import { Command, ContextKey, FILTER_MODES, type FilterMode, Method, Scheme } from './constants';
 import { documentUri } from './documents';
 import type { Daemon, NavigateResult, OpenResult, PrepareNavigationResult, SessionInfo } from './protocol';
 import type { CurrentSession } from './session';
 import { hasChatModel, summarizeWithModel } from './summarize';
 import { offerResumeInstead } from './agents';
-import { PreviewRowError, refusePreviewRow } from './views/preview';
+import { guarded } from './guard';
+import { isRowNode, refusePreviewRow } from './views/preview';
 import type { RowNode } from './views/rows';
 import { LoadMoreElement, messageSetter, type SessionTreeProvider, type TreeElement, treeMessage } from './views/sessionTree';
 import type { SessionsProvider } from './views/sessions';
@@ -41,10 +41,6 @@ const FILTER_DESCRIPTIONS: Record<FilterMode, string> = {
   all: 'every entry',
 };
 
-function isRowNode(x: unknown): x is RowNode {
-  return !!x && typeof x === 'object' && 'row' in x && 'children' in x;
-}
-
 function isSessionInfo(x: unknown): x is SessionInfo {
   return !!x && typeof x === 'object' && 'path' in x && 'messageCount' in x;
 }
@@ -54,13 +50,7 @@ function isSessionInfo(x: unknown): x is SessionInfo {
 export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
   const { daemon, current, tree, sessions, treeView } = ctx;
 
-  const requireSession = () => {
-    const s = current.value;
-    if (!s) {
-      throw new Error('No session is open. Open one from the Sessions view first.');
-    }
-    return s;
-  };
+  const requireSession = () => current.require();
 
   /**
    * A node from a menu argument, an entry id, or the view's selection. A row of a preview
@@ -108,21 +98,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     return { handle: res.session, path: res.path ?? p };
   };
 
-  const wrap =
-    <A extends unknown[]>(fn: (...args: A) => Promise<unknown> | unknown) =>
-    async (...args: A) => {
-      try {
-        return await fn(...args);
-      } catch (err) {
-        if (err instanceof PreviewRowError) {
-          void vscode.window.showInformationMessage(`Session Tree: ${err.message}`);
-          return undefined;
-        }
-        ctx.log?.(`command failed: ${errorText(err)}`);
-        void vscode.window.showErrorMessage(`Session Tree: ${errorText(err)}`);
-        return undefined;
-      }
-    };
+  const wrap = <A extends unknown[]>(fn: (...args: A) => Promise<unknown> | unknown) => guarded(fn, ctx.log);
 
   const setMessage = messageSetter(treeView);
   const updateTitleMessage = () => {

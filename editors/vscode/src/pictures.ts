@@ -9,8 +9,8 @@ import * as vscode from 'vscode';
 import { Command, ContextKey, Method, Scheme } from './constants';
 import type { Daemon } from './protocol';
 import type { CurrentSession } from './session';
-import { PreviewRowError, refusePreviewRow } from './views/preview';
-import type { RowNode } from './views/rows';
+import { guarded } from './guard';
+import { entryOfArg } from './views/preview';
 import { counted } from './words';
 
 interface ExportReply {
@@ -43,10 +43,6 @@ export interface ExportOptions {
   dryRun?: boolean;
   /** Where to save, without a dialog. */
   target?: string;
-}
-
-function isRowNode(x: unknown): x is RowNode {
-  return !!x && typeof x === 'object' && 'row' in x && 'children' in x;
 }
 
 /**
@@ -107,25 +103,9 @@ export function registerPictures(ctx: {
   const { daemon, current, treeView, diffDocs } = ctx;
   let compareBase: { handle: string; id: string; text: string } | undefined;
 
-  const session = () => {
-    const s = current.value;
-    if (!s) {
-      throw new Error('No session is open. Open one from the Sessions view first.');
-    }
-    return s;
-  };
+  const session = () => current.require();
   /** A row from a menu argument or the view's selection (not a preview's); a string is an entry id. */
-  const entryOf = (arg: unknown): { id: string; text: string } => {
-    if (typeof arg === 'string') {
-      return { id: arg, text: arg };
-    }
-    const node = isRowNode(arg) ? arg : treeView.selection.find(isRowNode);
-    if (!node) {
-      throw new Error('Select an entry in the Session Tree view first.');
-    }
-    refusePreviewRow(node);
-    return { id: node.row.id, text: node.row.text };
-  };
+  const entryOf = (arg: unknown) => entryOfArg(arg, treeView.selection);
 
   const doExport = async (subtree: boolean, arg: unknown, opts?: ExportOptions) => {
     const s = session();
@@ -185,19 +165,7 @@ export function registerPictures(ctx: {
     return { ...res, target: target.fsPath };
   };
 
-  const reg = (id: string, fn: (...args: any[]) => unknown) =>
-    vscode.commands.registerCommand(id, async (...args: any[]) => {
-      try {
-        return await fn(...args);
-      } catch (err) {
-        if (err instanceof PreviewRowError) {
-          void vscode.window.showInformationMessage(`Session Tree: ${err.message}`);
-          return undefined;
-        }
-        void vscode.window.showErrorMessage(`Session Tree: ${err instanceof Error ? err.message : String(err)}`);
-        return undefined;
-      }
-    });
+  const reg = (id: string, fn: (...args: any[]) => unknown) => vscode.commands.registerCommand(id, guarded(fn));
   const scripted = (o: unknown): ExportOptions | undefined =>
     o && typeof o === 'object' && !Array.isArray(o) ? (o as ExportOptions) : undefined;
 

@@ -14,8 +14,8 @@ import type { Daemon } from './protocol';
 import type { RestoreFile, RestorePreviewResult, RestoreResult, RestoreUndoResult } from './protocol.generated';
 import type { CurrentSession } from './session';
 import { offerResumeInstead } from './agents';
-import { PreviewRowError, refusePreviewRow } from './views/preview';
-import type { RowNode } from './views/rows';
+import { guarded } from './guard';
+import { entryOfArg } from './views/preview';
 import {
   confirmation,
   diffTitle,
@@ -87,10 +87,6 @@ export class RestoreDocuments implements vscode.TextDocumentContentProvider {
   }
 }
 
-function isRowNode(x: unknown): x is RowNode {
-  return !!x && typeof x === 'object' && 'row' in x && 'children' in x;
-}
-
 function isConflictError(err: unknown): boolean {
   return !!err && typeof err === 'object' && (err as { code?: unknown }).code === ErrorCode.conflict;
 }
@@ -114,25 +110,9 @@ export function registerRestore(ctx: RestoreContext): vscode.Disposable[] {
   /** The last restore made here, per session handle: what its notification's Undo undoes. */
   const lastRestore = new Map<string, RestoreResult>();
 
-  const session = () => {
-    const s = current.value;
-    if (!s) {
-      throw new Error('No session is open. Open one from the Sessions view first.');
-    }
-    return s;
-  };
+  const session = () => current.require();
   /** A row from a menu argument or the view's selection (not a preview's); a string is an entry id. */
-  const entryOf = (arg: unknown): { id: string; text: string } => {
-    if (typeof arg === 'string') {
-      return { id: arg, text: arg };
-    }
-    const node = isRowNode(arg) ? arg : treeView.selection.find(isRowNode);
-    if (!node) {
-      throw new Error('Select an entry in the Session Tree view first.');
-    }
-    refusePreviewRow(node);
-    return { id: node.row.id, text: node.row.text };
-  };
+  const entryOf = (arg: unknown) => entryOfArg(arg, treeView.selection);
 
   /**
    * Asks before writing: a quick pick of the action and Cancel (not a modal dialog, so that
@@ -348,20 +328,7 @@ export function registerRestore(ctx: RestoreContext): vscode.Disposable[] {
     }
   };
 
-  const reg = (id: string, fn: (...args: any[]) => unknown) =>
-    vscode.commands.registerCommand(id, async (...args: any[]) => {
-      try {
-        return await fn(...args);
-      } catch (err) {
-        if (err instanceof PreviewRowError) {
-          void vscode.window.showInformationMessage(`Session Tree: ${err.message}`);
-          return undefined;
-        }
-        ctx.log?.(`command failed: ${errorText(err)}`);
-        void vscode.window.showErrorMessage(`Session Tree: ${errorText(err)}`);
-        return undefined;
-      }
-    });
+  const reg = (id: string, fn: (...args: any[]) => unknown) => vscode.commands.registerCommand(id, guarded(fn, ctx.log));
   // a menu passes the selected rows as the second argument: only a plain object is options
   const scripted = (o: unknown): RestoreOptions | undefined => (o && typeof o === 'object' && !Array.isArray(o) ? (o as RestoreOptions) : undefined);
 

@@ -38,6 +38,14 @@ export class CurrentSession implements vscode.Disposable {
     return this.current;
   }
 
+  /** The open session, or an error saying none is open (for commands that need one). */
+  require(): OpenSession {
+    if (!this.current) {
+      throw new Error('No session is open. Open one from the Sessions view first.');
+    }
+    return this.current;
+  }
+
   /** Opens a session file through the daemon and makes it current. */
   async open(path: string): Promise<OpenSession> {
     const opening = this.daemon.request<OpenResult>(Method.open, { path });

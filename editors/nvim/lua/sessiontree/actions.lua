@@ -428,19 +428,28 @@ function M.close(state)
   view().close(state.tab)
 end
 
-function M.help(state)
-  local keymaps = require("sessiontree.config").get().keymaps
+--- The lines of a keymap help float: each key (sorted), its action's name and what it does.
+--- The heading is the float's title, so every line is a keymap.
+---@param keymaps table<string, string|function|false>
+---@param descriptions table<string, string>
+---@param width integer the action names' column
+---@return string[]
+function M.keymap_lines(keymaps, descriptions, width)
   local keys = vim.tbl_keys(keymaps)
   table.sort(keys)
-  -- the heading is the float's title, so every line of the float is a keymap
   local lines = {}
   for _, key in ipairs(keys) do
     local action = keymaps[key]
     if action then
       local name = type(action) == "string" and action or "(function)"
-      table.insert(lines, ("%-8s %-20s %s"):format(key, name, M.descriptions[name] or ""))
+      table.insert(lines, ("%-8s %-" .. width .. "s %s"):format(key, name, descriptions[name] or ""))
     end
   end
+  return lines
+end
+
+function M.help(state)
+  local lines = M.keymap_lines(require("sessiontree.config").get().keymaps, M.descriptions, 20)
   state.help_buf, state.help_win =
     show_scratch("sessiontree-help", lines, "sessiontreehelp", "fit", "sessiontree keymaps (q closes)")
 end

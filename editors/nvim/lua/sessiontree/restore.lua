@@ -102,6 +102,18 @@ local function file_line(f, include_unknown)
   return ("#   %-10s %s  %s"):format(f.status, f.displayPath, M.explain(f, include_unknown))
 end
 
+--- Each file's unified diff after the listing, a blank line before each.
+---@param lines string[]
+---@param files table[] with `diff`
+local function append_diffs(lines, files)
+  for _, f in ipairs(files) do
+    if f.diff and f.diff ~= "" then
+      table.insert(lines, "")
+      vim.list_extend(lines, vim.split((f.diff:gsub("\n$", "")), "\n", { plain = true }))
+    end
+  end
+end
+
 --- The preview buffer's lines for a `session/restorePreview` result, and the line of each
 --- file's status (for its highlight).
 ---@param pv table RestorePreviewResult
@@ -166,12 +178,7 @@ function M.lines(pv, ctx)
       table.insert(lines, ("#   %s  %s"):format(at, (c.command or ""):gsub("\n", " "):sub(1, 120)))
     end
   end
-  for _, f in ipairs(files) do
-    if f.diff and f.diff ~= "" then
-      table.insert(lines, "")
-      vim.list_extend(lines, vim.split((f.diff:gsub("\n$", "")), "\n", { plain = true }))
-    end
-  end
+  append_diffs(lines, files)
   return lines, statuses
 end
 
@@ -204,12 +211,7 @@ function M.result_lines(res, ctx)
       statuses[#lines] = f.status
     end
   end
-  for _, f in ipairs(written) do
-    if f.diff and f.diff ~= "" then
-      table.insert(lines, "")
-      vim.list_extend(lines, vim.split((f.diff:gsub("\n$", "")), "\n", { plain = true }))
-    end
-  end
+  append_diffs(lines, written)
   return lines, statuses
 end
 
@@ -582,19 +584,10 @@ function M.close(buf)
 end
 
 function M.help(buf)
-  local keymaps = require("sessiontree.config").get().restore.keymaps
-  local keys = vim.tbl_keys(keymaps)
-  table.sort(keys)
-  local lines = {}
-  for _, key in ipairs(keys) do
-    local action = keymaps[key]
-    if action then
-      local name = type(action) == "string" and action or "(function)"
-      table.insert(lines, ("%-8s %-16s %s"):format(key, name, M.descriptions[name] or ""))
-    end
-  end
+  local actions = require("sessiontree.actions")
+  local lines = actions.keymap_lines(require("sessiontree.config").get().restore.keymaps, M.descriptions, 16)
   local ctx = ctx_of(buf)
-  local help = require("sessiontree.actions").show_scratch("sessiontree-restore-help", lines, "sessiontreehelp", "fit", "restore keymaps (q closes)")
+  local help = actions.show_scratch("sessiontree-restore-help", lines, "sessiontreehelp", "fit", "restore keymaps (q closes)")
   if ctx then
     ctx.help_buf = help
   end

@@ -137,3 +137,24 @@ export function refusePreviewRow(node: RowNode): RowNode {
   }
   return node;
 }
+
+/** Whether a command's argument is a row of the Session Tree view. */
+export function isRowNode(x: unknown): x is RowNode {
+  return !!x && typeof x === 'object' && 'row' in x && 'children' in x;
+}
+
+/**
+ * The entry a row command acts on: a menu's row, else the view's selected row (never a
+ * preview's); a string is an entry id.
+ */
+export function entryOfArg(arg: unknown, selection: readonly unknown[]): { id: string; text: string } {
+  if (typeof arg === 'string') {
+    return { id: arg, text: arg };
+  }
+  const node = isRowNode(arg) ? arg : selection.find(isRowNode);
+  if (!node) {
+    throw new Error('Select an entry in the Session Tree view first.');
+  }
+  refusePreviewRow(node);
+  return { id: node.row.id, text: node.row.text };
+}

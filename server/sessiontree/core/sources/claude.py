@@ -183,12 +183,7 @@ class ClaudeReader:
         if not isinstance(v, dict):
             t.damage.append(Damage(lineno, offset, "not a JSON object"))
             return
-        if not t.session_id and isinstance(v.get("sessionId"), str):
-            t.session_id = v["sessionId"]
-        if not t.cwd and isinstance(v.get("cwd"), str):
-            t.cwd = v["cwd"]
-        if t.created is None and isinstance(v.get("timestamp"), str):
-            t.created = v["timestamp"]
+        _take_session_facts(t, v)
         kind = v.get("type")
         uuid = v.get("uuid")
         if not isinstance(uuid, str) or not uuid:
@@ -439,18 +434,23 @@ def summarize_claude(data: bytes) -> Translation:
     return t
 
 
-def _summarize_line(
-    t: Translation, v: Any, titles: dict[str, str], summaries: list[tuple[Any, str]], uuids: set[str]
-) -> None:
-    """What one line adds to a listing's summary (`summarize_claude`)."""
-    if not isinstance(v, dict):
-        return
+def _take_session_facts(t: Translation, v: dict[str, Any]) -> None:
+    """The session id, cwd and start time from the first line that has each (string-typed)."""
     if not t.session_id and isinstance(v.get("sessionId"), str):
         t.session_id = v["sessionId"]
     if not t.cwd and isinstance(v.get("cwd"), str):
         t.cwd = v["cwd"]
     if t.created is None and isinstance(v.get("timestamp"), str):
         t.created = v["timestamp"]
+
+
+def _summarize_line(
+    t: Translation, v: Any, titles: dict[str, str], summaries: list[tuple[Any, str]], uuids: set[str]
+) -> None:
+    """What one line adds to a listing's summary (`summarize_claude`)."""
+    if not isinstance(v, dict):
+        return
+    _take_session_facts(t, v)
     kind = v.get("type")
     if isinstance(kind, str) and kind in _TITLE_KEYS:
         title = v.get(_TITLE_KEYS[kind])
