@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { Command, ContextKey, FILTER_MODES, type FilterMode, Method, Scheme } from './constants';
 import { documentUri } from './documents';
 import type { Daemon, NavigateResult, OpenResult, PrepareNavigationResult, SessionInfo } from './protocol';
-import type { CurrentSession } from './session';
+import { type CurrentSession, requireOpen } from './session';
 import { hasChatModel, summarizeWithModel } from './summarize';
 import { offerResumeInstead } from './agents';
 import { guarded } from './guard';
@@ -50,7 +50,7 @@ function isSessionInfo(x: unknown): x is SessionInfo {
 export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
   const { daemon, current, tree, sessions, treeView } = ctx;
 
-  const requireSession = () => current.require();
+  const requireSession = () => requireOpen(current);
 
   /**
    * A node from a menu argument, an entry id, or the view's selection. A row of a preview

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { Command, ContextKey, Method, Scheme } from './constants';
 import type { Daemon } from './protocol';
-import type { CurrentSession } from './session';
+import { type CurrentSession, requireOpen } from './session';
 import { guarded } from './guard';
 import { entryOfArg } from './views/preview';
 import { counted } from './words';
@@ -103,7 +103,7 @@ export function registerPictures(ctx: {
   const { daemon, current, treeView, diffDocs } = ctx;
   let compareBase: { handle: string; id: string; text: string } | undefined;
 
-  const session = () => current.require();
+  const session = () => requireOpen(current);
   /** A row from a menu argument or the view's selection (not a preview's); a string is an entry id. */
   const entryOf = (arg: unknown) => entryOfArg(arg, treeView.selection);
 

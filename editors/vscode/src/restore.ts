@@ -12,7 +12,7 @@ import { errorText } from './client';
 import { Command, ErrorCode, Method, Scheme } from './constants';
 import type { Daemon } from './protocol';
 import type { RestoreFile, RestorePreviewResult, RestoreResult, RestoreUndoResult } from './protocol.generated';
-import type { CurrentSession } from './session';
+import { type CurrentSession, requireOpen } from './session';
 import { offerResumeInstead } from './agents';
 import { guarded } from './guard';
 import { entryOfArg } from './views/preview';
@@ -110,7 +110,7 @@ export function registerRestore(ctx: RestoreContext): vscode.Disposable[] {
   /** The last restore made here, per session handle: what its notification's Undo undoes. */
   const lastRestore = new Map<string, RestoreResult>();
 
-  const session = () => current.require();
+  const session = () => requireOpen(current);
   /** A row from a menu argument or the view's selection (not a preview's); a string is an entry id. */
   const entryOf = (arg: unknown) => entryOfArg(arg, treeView.selection);
 

@@ -38,14 +38,6 @@ export class CurrentSession implements vscode.Disposable {
     return this.current;
   }
 
-  /** The open session, or an error saying none is open (for commands that need one). */
-  require(): OpenSession {
-    if (!this.current) {
-      throw new Error('No session is open. Open one from the Sessions view first.');
-    }
-    return this.current;
-  }
-
   /** Opens a session file through the daemon and makes it current. */
   async open(path: string): Promise<OpenSession> {
     const opening = this.daemon.request<OpenResult>(Method.open, { path });
@@ -95,6 +87,14 @@ export class CurrentSession implements vscode.Disposable {
 }
 
 /** A short title when the daemon sends no `displayName`: the header's title, else the file name. */
+/** The open session, or an error saying none is open (for commands that need one). */
+export function requireOpen(current: { readonly value: OpenSession | undefined }): OpenSession {
+  if (!current.value) {
+    throw new Error('No session is open. Open one from the Sessions view first.');
+  }
+  return current.value;
+}
+
 export function sessionTitle(header: { title?: unknown } | undefined, path?: string): string {
   if (header && typeof header.title === 'string' && header.title) {
     return header.title;
