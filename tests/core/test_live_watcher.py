@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 from sessiontree.lsp.watcher import ListChanges, SessionWatcher
 
@@ -170,11 +171,45 @@ def test_followed_file_outside_roots_lists_its_directory(
 
 
 def test_header_of_a_fifo_is_not_read(tmp_path: Path) -> None:
-    from sessiontree.lsp.follower import _cwd_of_dir
+    from sessiontree.lsp.follower import _cwd_of
 
     os.mkfifo(tmp_path / "a.jsonl")
     (tmp_path / "b.jsonl").write_text('{"type":"session","id":"x","cwd":"/proj","timestamp":"t"}\n')
-    assert _cwd_of_dir(str(tmp_path), [str(tmp_path / "a.jsonl")]) == "/proj"
+    known: dict[str, str] = {}
+    # the FIFO tells no project (and is not waited on): the whole list is announced
+    assert _cwd_of([str(tmp_path / "a.jsonl")], known) is None
+    assert _cwd_of([str(tmp_path / "b.jsonl")], known) == "/proj"
+
+
+def test_project_of_changed_files(tmp_path: Path) -> None:
+    """Each file's own header tells its project (oh-my-pi's title slot skipped); a vanished
+    file's is the one remembered when it was read, never its neighbours' (a directory may
+    hold several projects' sessions); several projects, or one file that tells none: None."""
+    from sessiontree.core.format.title_slot import serialize_slot
+    from sessiontree.lsp.follower import _cwd_of
+
+    def session(name: str, cwd: str, slot: bool = False) -> str:
+        path = tmp_path / name
+        head = serialize_slot("A title", "user", "2026-12-04T00:00:00.000Z") if slot else b""
+        path.write_bytes(
+            head + orjson.dumps({"type": "session", "id": name, "cwd": cwd, "timestamp": "t"}) + b"\n"
+        )
+        return str(path)
+
+    known: dict[str, str] = {}
+    a, b = session("a.jsonl", "/one"), session("b.jsonl", "/two")
+    omp = session("c.jsonl", "/three", slot=True)
+    assert _cwd_of([a], known) == "/one"
+    assert _cwd_of([omp], known) == "/three"
+    assert _cwd_of([a, b], known) is None
+    os.unlink(a)
+    assert _cwd_of([a], known) == "/one"  # remembered, not b's
+    assert a not in known
+    os.unlink(b)
+    unread = str(tmp_path / "never-read.jsonl")
+    assert _cwd_of([unread], known) is None
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    assert _cwd_of([str(tmp_path / "empty.jsonl")], known) is None
 
 
 def test_inotify_failure_falls_back_to_polling(tmp_path: Path) -> None:

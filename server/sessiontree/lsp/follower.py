@@ -34,6 +34,7 @@ from typing import Any
 import orjson
 
 from sessiontree.core.errors import AccessDeniedError
+from sessiontree.core.format.title_slot import split_slot
 from sessiontree.core.live import ChangeKind, SyncResult
 from sessiontree.core.store.guard import PathGuard, open_checked
 from sessiontree.lsp.registry import OpenSession, Registry, RegistryEvent
@@ -47,6 +48,8 @@ POLLING_ENV = "SESSIONTREE_WATCH_POLLING"
 #: (`session/didChangeList`: their counts and order in a listing changed). A listing reads a
 #: changed file again, so an agent appending all the time costs a client a list a second.
 WRITTEN_INTERVAL = 1.0
+#: Files whose project is remembered (`_cwd_of`); past it the memory starts over.
+_KNOWN_CWDS_MAX = 10_000
 #: The `session/didReload` reason of a session detached because its path now leads
 #: outside the allowed roots.
 ACCESS_DENIED = "access denied"
@@ -92,6 +95,9 @@ class LiveFollower:
         # Session directories under the roots whose files were written since the last
         # announcement: when the first of those writes was heard, and the files (`_on_written`).
         self._written: dict[str, tuple[float, set[str]]] = {}
+        # The project (header cwd) of each session file announced so far, for when it vanishes.
+        self._cwds: dict[str, str] = {}
+        self._cwds_lock = threading.Lock()
         self._unlisten: Callable[[], None] | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self.watcher = SessionWatcher(
@@ -194,7 +200,8 @@ class LiveFollower:
             for d, _files in due:
                 del self._written[d]
         # the project of the files written (a directory may hold several projects' files)
-        cwds = {_cwd_of_dir(d, sorted(files), self._guard) for d, files in due}
+        with self._cwds_lock:
+            cwds = {_cwd_of(sorted(files), self._cwds, self._guard) for _d, files in due}
         if None in cwds or len(cwds) > 4:
             self._post(self._announce_list, None)
             return
@@ -259,8 +266,9 @@ class LiveFollower:
 
     def _on_list(self, changes: ListChanges) -> None:
         cwds: set[str | None] = set()
-        for d, (added, removed) in changes.items():
-            cwds.add(_cwd_of_dir(d, sorted(added) + sorted(removed), self._guard))
+        for added, removed in changes.values():
+            with self._cwds_lock:
+                cwds.add(_cwd_of(sorted(added) + sorted(removed), self._cwds, self._guard))
         if None in cwds or len(cwds) > 4:
             self._post(self._announce_list, None)
             return
@@ -279,6 +287,8 @@ def _header_cwd(path: str, guard: PathGuard | None = None) -> str | None:
             return None
         with os.fdopen(os.dup(fd), "rb") as f:
             first = f.readline(1 << 20)
+            if split_slot(first)[0] is not None:
+                first = f.readline(1 << 20)  # oh-my-pi's title slot: the header is the next line
     except OSError:
         return None
     finally:
@@ -292,18 +302,23 @@ def _header_cwd(path: str, guard: PathGuard | None = None) -> str | None:
     return None
 
 
-def _cwd_of_dir(directory: str, changed: list[str], guard: PathGuard | None = None) -> str | None:
-    """The project of a session directory: the cwd in a header of one of its sessions."""
-    candidates = [p for p in changed if os.path.exists(p)]
-    try:
-        with os.scandir(directory) as it:
-            candidates += sorted(
-                e.path for e in it if e.name.endswith(".jsonl") and not e.name.startswith(".")
-            )[:5]
-    except OSError:
-        pass
-    for p in candidates:
-        cwd = _header_cwd(p, guard)
-        if cwd is not None:
-            return cwd
-    return None
+def _cwd_of(changed: list[str], known: dict[str, str], guard: PathGuard | None = None) -> str | None:
+    """The one project the changed session files belong to: the cwd in each one's header, or,
+    for a file that vanished, the cwd it had when it was last read (``known``, kept up to date
+    here). None, the whole list, when that is not one project or a file tells none (its
+    header unreadable or not yet written, a vanished file never read): its neighbours may be
+    another project's sessions, so they are not asked."""
+    cwds: set[str] = set()
+    for p in changed:
+        if os.path.exists(p):
+            cwd = _header_cwd(p, guard)
+            if cwd is not None:
+                if len(known) >= _KNOWN_CWDS_MAX and p not in known:
+                    known.clear()
+                known[p] = cwd
+        else:
+            cwd = known.pop(p, None)
+        if cwd is None:
+            return None
+        cwds.add(cwd)
+    return cwds.pop() if len(cwds) == 1 else None
