@@ -68,13 +68,20 @@ counts_of() {
 }
 
 # Why a suite skipped what it skipped, "N reason; M reason" (most first): pytest's -rs lines
-# ("SKIPPED [3] tests/x.py:12: reason"), summed by reason; an editor suite's count alone.
+# ("SKIPPED [3] tests/x.py:12: reason") and node --test's skipped tests ("﹣ name (2ms) #
+# reason", VS Code's unit and integration levels), summed by reason; else the count alone
+# (busted's pending tests and mocha's carry no reason).
+by_reason() {
+  awk -F'\t' '{ n[$2] += $1 } END { for (r in n) printf "%d\t%s\n", n[r], r }' |
+    sort -t$'\t' -k1,1nr -k2 | awk -F'\t' '{ printf "%s%d %s", (NR > 1 ? "; " : ""), $1, $2 }'
+}
 skip_reasons_of() {
-  local suite=$1 log=$2 skipped=$3
+  local suite=$1 log=$2 skipped=$3 named
   if [ "$suite" = pytest ] || [ "$suite" = compat ]; then
-    sed -nE 's/^SKIPPED \[([0-9]+)\] [^:]+(:[0-9]+)?: (.*)$/\1\t\3/p' "$log" |
-      awk -F'\t' '{ n[$2] += $1 } END { for (r in n) printf "%d\t%s\n", n[r], r }' |
-      sort -t$'\t' -k1,1nr -k2 | awk -F'\t' '{ printf "%s%d %s", (NR > 1 ? "; " : ""), $1, $2 }'
+    sed -nE 's/^SKIPPED \[([0-9]+)\] [^:]+(:[0-9]+)?: (.*)$/\1\t\3/p' "$log" | by_reason
+  elif [ "$suite" = vscode ] && named="$(sed -nE 's/^[[:space:]]*﹣ .* # (.+)$/1\t\1/p' "$log")" && [ -n "$named" ]; then
+    local rest=$((skipped - $(wc -l <<<"$named")))
+    { printf '%s\n' "$named"; [ "$rest" -le 0 ] || printf '%d\t%s\n' "$rest" "skipped (no reason given)"; } | by_reason
   elif [ "$skipped" -gt 0 ]; then
     if [ "$suite" = nvim ]; then printf '%d pending' "$skipped"; else printf '%d skipped' "$skipped"; fi
   fi

@@ -88,6 +88,28 @@ def test_skips_of_every_suite_are_named_with_their_reasons() -> None:
     ]
 
 
+def test_vscode_skips_are_named_by_node_tests_reasons() -> None:
+    """node --test marks a skipped test "﹣ name (time) # reason" (VS Code's unit and
+    integration levels); skips it does not name (mocha's, in the e2e level) are counted apart."""
+    res = summary(
+        **{
+            **FAKES,
+            "vscode": (
+                "printf '  ﹣ serves a session on Python 3.14 (0.2ms) # no Python 3.14 on this machine\n"
+                "﹣ another (1ms) # no Python 3.14 on this machine\n"
+                "﹣ runs on 3.10 (1ms) # no Python 3.10\n"
+                "vscode: 3 passed, 0 failed, 4 skipped\n'"
+            ),
+        }
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert tail(res, 3)[:2] == [
+        "vscode: 3 passed, 0 failed, 4 skipped",
+        "skipped: 6 (pytest: 2 ../shared is absent | vscode: 2 no Python 3.14 on this machine;"
+        " 1 no Python 3.10; 1 skipped (no reason given))",
+    ]
+
+
 def test_every_suite_runs_when_one_fails_and_the_exit_code_says_so() -> None:
     res = summary(
         **{
